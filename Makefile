@@ -1,0 +1,116 @@
+# Switchboard — a Kubernetes operator that runs SaaS integrations as custom resources.
+
+# Tool versions are pinned; `make <tool>` installs them into ./bin with go install.
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+SETUP_ENVTEST_VERSION ?= v0.25.1
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+# The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
+# modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
+ENVTEST_K8S_VERSION ?= 1.37.1
+ENVTEST_ETCD_VERSION ?= 3.6.16
+
+LOCALBIN ?= $(shell pwd)/bin
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+
+GO_TEST_FLAGS ?= -race -count=1
+export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION
+
+# Setting SHELL to bash allows bash commands to be executed by recipes.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and RBAC from the API types and markers.
+	$(CONTROLLER_GEN) rbac:roleName=switchboard-manager crd:allowDangerousTypes=false paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run
+
+.PHONY: envtest
+envtest: setup-envtest ## Obtain kube-apiserver and etcd for tests (cached in the user's cache directory).
+	@SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh >/dev/null
+
+.PHONY: test
+test: manifests generate vet envtest ## Run all tests against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: verify
+verify: manifests generate ## Fail if generated files are out of date.
+	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+
+##@ Build
+
+.PHONY: build
+build: generate ## Build the manager, webhook and sandbox binaries into ./bin.
+	go build -o $(LOCALBIN)/manager ./cmd/manager
+	go build -o $(LOCALBIN)/webhook ./cmd/webhook
+	go build -o $(LOCALBIN)/sandbox ./cmd/sandbox
+
+.PHONY: run
+run: manifests generate ## Run the manager against the cluster in ~/.kube/config.
+	go run ./cmd/manager
+
+.PHONY: demo
+demo: manifests build envtest ## Run the whole system locally: control plane, sandbox, manager, webhook, samples (KEEP=1 keeps it running).
+	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
+
+##@ Dependencies
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into ./bin.
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: setup-envtest
+setup-envtest: $(SETUP_ENVTEST) ## Install setup-envtest into ./bin.
+$(SETUP_ENVTEST): | $(LOCALBIN)
+	$(call go-install-tool,$(SETUP_ENVTEST),sigs.k8s.io/controller-runtime/tools/setup-envtest,$(SETUP_ENVTEST_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into ./bin.
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+# go-install-tool installs a pinned tool as bin/<name>-<version> and links
+# bin/<name> to it, so that bumping a version reinstalls.
+# $1 target path, $2 package, $3 version
+define go-install-tool
+@[ -f "$(1)-$(3)" ] || { \
+set -e; \
+echo "Installing $(2)@$(3)"; \
+rm -f $(1) || true; \
+GOBIN=$(LOCALBIN) go install $(2)@$(3); \
+mv $(1) $(1)-$(3); \
+}; \
+ln -sf $(1)-$(3) $(1)
+endef

@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CalendarWatchSpec watches one Google Calendar for deleted events and
+// deletes the appointments linked to them (seed 002).
+type CalendarWatchSpec struct {
+	// CalendarID to watch: "primary" or a calendar's id (usually an email
+	// address). Changing it would orphan the channel and the sync token, so
+	// it is immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="calendarID is immutable; create a new CalendarWatch to watch another calendar"
+	// +required
+	CalendarID string `json:"calendarID"`
+
+	// OAuth names the Google OAuth client Secret (client_id, client_secret)
+	// and the token Secret (access_token, refresh_token, expiry).
+	// +required
+	OAuth OAuthCredentials `json:"oauth"`
+
+	// TokenRefreshBefore: refresh the Google access token when less than
+	// this remains before its expiry (seed 004 §5: 5 minutes).
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('1h')",message="tokenRefreshBefore must be between 0s (exclusive) and 1h"
+	// +optional
+	TokenRefreshBefore metav1.Duration `json:"tokenRefreshBefore,omitzero"`
+
+	// Channel is the push notification channel (events.watch).
+	// +kubebuilder:default={ttl:"168h",renewBefore:"24h"}
+	// +optional
+	Channel CalendarChannel `json:"channel,omitzero"`
+
+	// BackupSyncInterval is how often an incremental sync runs even when no
+	// notification arrived, in case one was lost (seed 002: 15 minutes).
+	// +kubebuilder:default="15m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h')",message="backupSyncInterval must be between 1m and 24h"
+	// +optional
+	BackupSyncInterval metav1.Duration `json:"backupSyncInterval,omitzero"`
+
+	// Sink is where the appointments live that mirror calendar events, and
+	// that must be deleted when their event is cancelled.
+	// +required
+	Sink AppointmentSink `json:"sink"`
+
+	// Suspend stops syncing; the channel is left to expire.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// CalendarChannel sets the lifetime of the Google push channel.
+// +kubebuilder:validation:XValidation:rule="duration(self.renewBefore) < duration(self.ttl)",message="channel.renewBefore must be shorter than channel.ttl"
+type CalendarChannel struct {
+	// TTL requested for each channel; Google caps calendar channels at
+	// 7 days (seed 002, Webhook Registration Flow).
+	// +kubebuilder:default="168h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1h') && duration(self) <= duration('168h')",message="channel.ttl must be between 1h and 168h (7 days, Google's limit)"
+	// +optional
+	TTL metav1.Duration `json:"ttl,omitzero"`
+
+	// RenewBefore: open a new channel (then stop the old one) when less
+	// than this remains (seed 002: a day early).
+	// +kubebuilder:default="24h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="channel.renewBefore must be positive"
+	// +optional
+	RenewBefore metav1.Duration `json:"renewBefore,omitzero"`
+}
+
+// AppointmentSink says where appointments are. At least one of objects
+// and http is set.
+// +kubebuilder:validation:XValidation:rule="has(self.objects) || has(self.http)",message="sink needs objects, http, or both"
+type AppointmentSink struct {
+	// Objects are Kubernetes objects in this namespace that carry the Google
+	// event id in a label; those whose event is cancelled are deleted.
+	// +optional
+	Objects *ObjectSink `json:"objects,omitempty"`
+
+	// HTTP is an endpoint told of each cancelled event with a signed POST.
+	// +optional
+	HTTP *HTTPSink `json:"http,omitempty"`
+}
+
+// ObjectSink selects appointment objects by kind and label.
+type ObjectSink struct {
+	// APIVersion of the appointment kind, for example example.com/v1.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	APIVersion string `json:"apiVersion"`
+
+	// Kind of the appointment objects, for example Appointment.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	// +required
+	Kind string `json:"kind"`
+
+	// EventIDLabel is the label whose value is the Google Calendar event id.
+	// +kubebuilder:default="switchboard.dev/calendar-event-id"
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +optional
+	EventIDLabel string `json:"eventIDLabel,omitempty"`
+}
+
+// HTTPSink posts each cancelled event id to a URL, signed with HMAC-SHA256
+// over the body in the X-Switchboard-Signature header.
+type HTTPSink struct {
+	// URL to POST to; https, or http for a cluster-local service.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (url(self).getScheme() == 'https' || url(self).getScheme() == 'http')",message="http.url must be an http or https URL"
+	// +required
+	URL string `json:"url"`
+
+	// SigningSecretRef names a Secret with a key `key` used to sign the body.
+	// +required
+	SigningSecretRef SecretReference `json:"signingSecretRef"`
+}
+
+// CalendarWatchStatus is the channel and the sync state.
+type CalendarWatchStatus struct {
+	ReconcileStatus `json:",inline"`
+
+	// Channel is the push channel now open.
+	// +optional
+	Channel *ChannelStatus `json:"channel,omitempty"`
+
+	// ChannelTokenSecretName is the Secret (owned by this object) holding
+	// the channel token Google echoes in X-Goog-Channel-Token, and the sync
+	// cursor.
+	// +optional
+	ChannelTokenSecretName string `json:"channelTokenSecretName,omitempty"`
+
+	// LastNotification is the newest push accepted.
+	// +optional
+	LastNotification *NotificationStatus `json:"lastNotification,omitempty"`
+
+	// LastSyncTime is when the last incremental sync finished.
+	// +optional
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+	// LastFullSyncTime is when the last full sync (no sync token, or after
+	// a 410) finished.
+	// +optional
+	LastFullSyncTime *metav1.Time `json:"lastFullSyncTime,omitempty"`
+
+	// RecentlyDeletedEventIDs are the newest event ids whose appointments
+	// were deleted, newest first, at most 20.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	RecentlyDeletedEventIDs []string `json:"recentlyDeletedEventIDs,omitempty"`
+
+	// Notifications counts pushes accepted.
+	// +optional
+	Notifications int64 `json:"notifications,omitempty"`
+	// Syncs counts incremental and full syncs.
+	// +optional
+	Syncs int64 `json:"syncs,omitempty"`
+	// AppointmentsDeleted counts appointments deleted because their event
+	// was cancelled.
+	// +optional
+	AppointmentsDeleted int64 `json:"appointmentsDeleted,omitempty"`
+	// TokenExpiresAt is the access token's expiry as Google stated it.
+	// +optional
+	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
+}
+
+// ChannelStatus identifies a Google push channel.
+type ChannelStatus struct {
+	// ID the operator chose for the channel (X-Goog-Channel-ID).
+	ID string `json:"id"`
+	// ResourceID Google assigned to the watched resource (X-Goog-Resource-ID).
+	// +optional
+	ResourceID string `json:"resourceID,omitempty"`
+	// Expiration Google granted.
+	// +optional
+	Expiration *metav1.Time `json:"expiration,omitempty"`
+}
+
+// NotificationStatus describes a push notification.
+type NotificationStatus struct {
+	// MessageNumber from X-Goog-Message-Number; older numbers are ignored.
+	MessageNumber int64 `json:"messageNumber"`
+	// ResourceState from X-Goog-Resource-State: sync, exists or not_exists.
+	// +optional
+	ResourceState string `json:"resourceState,omitempty"`
+	// ReceivedAt is when the webhook accepted it.
+	// +optional
+	ReceivedAt *metav1.Time `json:"receivedAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=calwatch,categories=switchboard
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Calendar",type=string,JSONPath=`.spec.calendarID`
+// +kubebuilder:printcolumn:name="Channel-Expires",type=date,JSONPath=`.status.channel.expiration`
+// +kubebuilder:printcolumn:name="Last-Sync",type=date,JSONPath=`.status.lastSyncTime`
+// +kubebuilder:printcolumn:name="Deleted",type=integer,JSONPath=`.status.appointmentsDeleted`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// CalendarWatch keeps a Google Calendar push channel open, syncs changes
+// incrementally, and deletes the appointments whose events were cancelled
+// (seed 002).
+type CalendarWatch struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec CalendarWatchSpec `json:"spec"`
+	// +optional
+	Status CalendarWatchStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// CalendarWatchList contains a list of CalendarWatch.
+type CalendarWatchList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CalendarWatch `json:"items"`
+}
+
+// GetReconcileStatus implements StatusObject.
+func (in *CalendarWatch) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
+
+func init() {
+	SchemeBuilder.Register(&CalendarWatch{}, &CalendarWatchList{})
+}

@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RequestedAtAnnotation asks the controllers to reconcile an object now,
+// whatever its timers say (as Flux's reconcile.fluxcd.io/requestedAt does).
+// Set it to any new value, for example the current time:
+//
+//	kubectl annotate --overwrite slidestock/deck switchboard.dev/requested-at="$(date +%s)"
+//
+// The value last acted on is echoed in status.lastHandledRequestedAt.
+const RequestedAtAnnotation = "switchboard.dev/requested-at"
+
+// Category is the kubectl category every Switchboard kind belongs to, so
+// that `kubectl get switchboard -A` lists them all.
+const Category = "switchboard"
+
+// SecretReference names a Secret in the same namespace as the object that
+// refers to it. Cross-namespace references are not allowed: a user who can
+// create the object can only point the operator at Secrets of their own
+// namespace.
+type SecretReference struct {
+	// Name of the Secret, in the object's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+}
+
+// LocalObjectReference names another Switchboard object in the same
+// namespace.
+type LocalObjectReference struct {
+	// Name of the object, in the same namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// OAuthCredentials points at the two Secrets an OAuth 2.0 integration needs.
+// The keys are fixed so that the one OAuth engine reads every provider the
+// same way.
+type OAuthCredentials struct {
+	// ClientSecretRef names the Secret holding the OAuth client registration,
+	// created by a person: key `client_id` and key `client_secret`.
+	// +required
+	ClientSecretRef SecretReference `json:"clientSecretRef"`
+
+	// TokenSecretRef names the Secret holding the grant, written by the
+	// operator after the OAuth callback and on every refresh: keys
+	// `access_token`, `refresh_token`, `token_type` and `expiry` (RFC 3339).
+	// It may be created in advance with a refresh token obtained elsewhere.
+	// Access and refresh token are always replaced together in one update.
+	// +required
+	TokenSecretRef SecretReference `json:"tokenSecretRef"`
+}
+
+// ReconcileStatus is the part of every Switchboard status that kstatus
+// readers (kubectl wait, Flux, Argo CD) understand.
+type ReconcileStatus struct {
+	// ObservedGeneration is the metadata.generation the controller last
+	// reconciled to completion. Until it equals metadata.generation the
+	// conditions describe an older spec.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling and Stalled (kstatus), plus the
+	// kind-specific conditions documented on each kind.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// LastHandledRequestedAt is the value of the switchboard.dev/requested-at
+	// annotation the controller last acted on.
+	// +optional
+	LastHandledRequestedAt string `json:"lastHandledRequestedAt,omitempty"`
+}
+
+// GetReconcileStatus gives the shared status helper access to the common
+// part of every kind's status.
+func (in *ReconcileStatus) GetReconcileStatus() *ReconcileStatus { return in }
+
+// StatusObject is implemented by every Switchboard kind; the shared status
+// helper and the tests use it to read and write conditions the same way for
+// all of them.
+// +kubebuilder:object:generate=false
+type StatusObject interface {
+	GetGeneration() int64
+	GetReconcileStatus() *ReconcileStatus
+}
