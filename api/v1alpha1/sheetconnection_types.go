@@ -98,7 +98,7 @@ type SheetConnectionSpec struct {
 // ColumnRef is a column letter (A–ZZZ) or a header name from row 1.
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=128
-// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Z]{1,3}$') || (self.trim() == self && self != ”)",message="a column is a column letter (A to ZZZ) or a header name of at most 128 characters without leading or trailing spaces"
+// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Z]{1,3}$') || (self.trim() == self && size(self) > 0)",message="a column is a column letter (A to ZZZ) or a header name of at most 128 characters without leading or trailing spaces"
 type ColumnRef string
 
 // SheetSelector picks one sheet (tab) of a spreadsheet: by its numeric
