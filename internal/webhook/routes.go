@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// HandlerFunc serves one route. Returning an error writes it in the common
+// error format: an *Error as it is, anything else as a 500 whose text goes
+// only to the log.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Route is one method and path, in net/http ServeMux pattern syntax
+// ("POST /notion/webhook/{path}").
+type Route struct {
+	Pattern string
+	Handler HandlerFunc
+}
+
+// Deps is what a route family may use. The webhook server writes only to
+// the Kubernetes API; the only outbound call it makes is the OAuth code
+// exchange, through HTTPClient.
+type Deps struct {
+	// Client reads through the informer cache (with the field indexes of
+	// package index) and writes to the API server.
+	Client client.Client
+	// APIReader reads straight from the API server: Secrets are never
+	// cached by the webhook.
+	APIReader client.Reader
+	// Upstreams are the configured outside APIs.
+	Upstreams *upstream.Set
+	// HTTPClient reaches only the upstreams' hosts.
+	HTTPClient *http.Client
+	// PublicURL is the externally visible base URL of this server, for
+	// OAuth redirect URIs and the webhook URLs shown to people.
+	PublicURL string
+	// Log is the server's logger; handlers should prefer
+	// logr.FromContextOrDiscard(r.Context()), which carries the request id.
+	Log logr.Logger
+}
+
+// Family is the set of routes one integration serves. Each integration
+// registers its family from an init function in a file of its own, so
+// adding an integration adds a file, not a case to a switch.
+type Family struct {
+	// Name labels the family in logs (notion, calendar, receive, sheets…).
+	Name string
+	// Routes builds the family's routes.
+	Routes func(Deps) []Route
+}
+
+var (
+	registryMu sync.Mutex
+	registry   []Family
+)
+
+// Register adds a route family to the ones cmd/webhook serves.
+func Register(f Family) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	registry = append(registry, f)
+}
+
+// Registered returns the families registered so far.
+func Registered() []Family {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return append([]Family(nil), registry...)
+}

@@ -1,0 +1,381 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package webhook is the inbound HTTP server: Notion automations, Google
+// push notifications, OAuth callbacks, session ingest and share-link
+// resolves. It answers fast, authenticates and validates, and writes only to
+// the Kubernetes API; controllers do everything slow.
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Defaults for Options; each has a flag in cmd/webhook.
+const (
+	// DefaultMaxBodyBytes caps request bodies; a larger one is refused with 413.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultReadHeaderTimeout closes a connection whose headers do not
+	// arrive in time (slowloris).
+	DefaultReadHeaderTimeout = 5 * time.Second
+	// DefaultReadTimeout bounds reading a whole request.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds writing the answer.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes idle keep-alive connections.
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultShutdownTimeout is how long in-flight requests may finish on
+	// SIGTERM.
+	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultMaxHeaderBytes caps request headers.
+	DefaultMaxHeaderBytes = 64 << 10
+)
+
+// Options configure the server.
+type Options struct {
+	// Addr to listen on, host:port.
+	Addr string
+	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero).
+	MaxBodyBytes int64
+	// Timeouts (the defaults when zero).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
+	// RateLimit is the per-client limit; zero Rate disables it.
+	RateLimit RateLimit
+	// Ready reports whether the server can serve (the informer cache is
+	// synced); nil means always ready.
+	Ready func() error
+	// Registerer receives the server's metrics (a fresh registry when nil).
+	Registerer prometheus.Registerer
+	// Gatherer serves /metrics (the Registerer's when it is a registry).
+	Gatherer prometheus.Gatherer
+	// Log is the base logger.
+	Log logr.Logger
+}
+
+// Server is the webhook HTTP server.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	limiter *limiter
+	metrics *metrics
+	http    *http.Server
+}
+
+// NewServer builds a server serving the given route families.
+func NewServer(opts Options, deps Deps, families ...Family) (*Server, error) {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&opts.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&opts.ReadTimeout, DefaultReadTimeout)
+	def(&opts.WriteTimeout, DefaultWriteTimeout)
+	def(&opts.IdleTimeout, DefaultIdleTimeout)
+	def(&opts.ShutdownTimeout, DefaultShutdownTimeout)
+	if opts.Registerer == nil {
+		reg := prometheus.NewRegistry()
+		opts.Registerer, opts.Gatherer = reg, reg
+	}
+	if opts.Gatherer == nil {
+		if g, ok := opts.Registerer.(prometheus.Gatherer); ok {
+			opts.Gatherer = g
+		} else {
+			return nil, errors.New("webhook: Options.Gatherer is required with a Registerer that is not a Gatherer")
+		}
+	}
+	if deps.Log.GetSink() == nil {
+		deps.Log = opts.Log
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m}
+
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeOK(w) })
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	// Seed 000 §6.1: GET / is a health check.
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeOK(w) })
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
+
+	for _, f := range families {
+		for _, rt := range f.Routes(deps) {
+			if err := s.handle(f.Name, rt); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	s.http = &http.Server{
+		Addr:              opts.Addr,
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		ReadTimeout:       opts.ReadTimeout,
+		WriteTimeout:      opts.WriteTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+		ErrorLog:          nil,
+	}
+	return s, nil
+}
+
+func (s *Server) handle(family string, rt Route) (err error) {
+	defer func() {
+		// ServeMux panics on a conflicting pattern; report it as an error.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("webhook: route family %s: %v", family, p)
+		}
+	}()
+	h := rt.Handler
+	s.mux.HandleFunc(rt.Pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			e := asError(err)
+			if e.Status >= 500 {
+				logr.FromContextOrDiscard(r.Context()).Error(e.Cause, "request failed", "family", family, "code", e.Code)
+			}
+			WriteError(w, e)
+		}
+	})
+	return nil
+}
+
+// Handler is the whole middleware chain around the routes.
+func (s *Server) Handler() http.Handler {
+	return s.withRequestID(s.withRecover(s.withMetrics(s.withRateLimit(s.withBodyLimit(http.HandlerFunc(s.route))))))
+}
+
+// route dispatches to the mux, answering unknown paths and wrong methods in
+// the common error format rather than ServeMux's plain text.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		// Let the mux say whether it is a 404 or a 405 (it sets Allow).
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if allow := rec.Header().Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		switch rec.Code {
+		case http.StatusMethodNotAllowed:
+			WriteError(w, Errorf(http.StatusMethodNotAllowed, "method %s is not allowed here", r.Method))
+		default:
+			WriteError(w, Errorf(http.StatusNotFound, "no such endpoint"))
+		}
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			WriteError(w, Errorf(http.StatusServiceUnavailable, "not ready: %v", err))
+			return
+		}
+	}
+	writeOK(w)
+}
+
+func writeOK(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// requestIDHeader carries the request id in and out.
+const requestIDHeader = "X-Request-Id"
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(requestIDHeader)
+		if !validRequestID.MatchString(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(requestIDHeader, id)
+		// The logger carries the request id and the route pattern, never the
+		// raw path: some paths are derived from secrets.
+		log := s.opts.Log.WithValues("requestID", id)
+		next.ServeHTTP(w, r.WithContext(logr.NewContext(r.Context(), log)))
+	})
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) withRecover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				logr.FromContextOrDiscard(r.Context()).Error(fmt.Errorf("panic: %v", p), "handler panicked")
+				WriteError(w, Errorf(http.StatusInternalServerError, "internal error"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) withBodyLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.opts.MaxBodyBytes {
+			// Refuse before reading; close so the client stops sending.
+			w.Header().Set("Connection", "close")
+			WriteError(w, tooLargeError(s.opts.MaxBodyBytes))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) withRateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wait, ok := s.limiter.allow(clientIP(r, s.opts.RateLimit.TrustForwardedFor)); !ok {
+			e := Errorf(http.StatusTooManyRequests, "too many requests; retry after %d seconds", retryAfterSeconds(wait))
+			e.RetryAfter = retryAfterSeconds(wait)
+			WriteError(w, e)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func retryAfterSeconds(d time.Duration) int {
+	secs := int((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return secs
+}
+
+// clientIP is the peer address, or the first X-Forwarded-For hop when the
+// server sits behind a trusted proxy.
+func clientIP(r *http.Request, trustForwarded bool) string {
+	if trustForwarded {
+		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+			first, _, _ := strings.Cut(xff, ",")
+			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+				return ip.String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) withMetrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		began := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		_, pattern := s.mux.Handler(r)
+		if pattern == "" {
+			pattern = "unmatched"
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		code := strconv.Itoa(rec.status)
+		elapsed := time.Since(began)
+		s.metrics.requests.WithLabelValues(pattern, code).Inc()
+		s.metrics.duration.WithLabelValues(pattern).Observe(elapsed.Seconds())
+		logr.FromContextOrDiscard(r.Context()).V(1).Info("request", "method", r.Method, "route", pattern,
+			"status", rec.status, "duration", elapsed)
+	})
+}
+
+// ListenAndServe serves until ctx is done, then shuts down gracefully:
+// new connections are refused and in-flight requests get ShutdownTimeout to
+// finish.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is ListenAndServe on an existing listener.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(ln) }()
+	s.opts.Log.Info("webhook server listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.opts.Log.Info("shutting down webhook server", "timeout", s.opts.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := s.http.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,380 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// testFamily is a route family like the integrations register.
+var testFamily = Family{Name: "test", Routes: func(Deps) []Route {
+	return []Route{
+		{Pattern: "POST /test/echo", Handler: func(w http.ResponseWriter, r *http.Request) error {
+			var body map[string]any
+			if err := DecodeJSON(r, &body); err != nil {
+				return err
+			}
+			WriteJSON(w, http.StatusAccepted, body)
+			return nil
+		}},
+		{Pattern: "GET /test/conflict", Handler: func(http.ResponseWriter, *http.Request) error {
+			return Errorf(http.StatusConflict, "connection is not Active").WithDetails(map[string]any{"phase": "Error"})
+		}},
+		{Pattern: "GET /test/broken", Handler: func(http.ResponseWriter, *http.Request) error {
+			return errors.New("database password is hunter2")
+		}},
+		{Pattern: "GET /test/panic", Handler: func(http.ResponseWriter, *http.Request) error {
+			panic("boom")
+		}},
+	}
+}}
+
+// start serves on a loopback port and returns its base URL.
+func start(t *testing.T, opts Options) string {
+	t.Helper()
+	opts.Log = logr.Discard()
+	s, err := NewServer(opts, Deps{}, testFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+type errorAnswer struct {
+	Error struct {
+		Code    string         `json:"code"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	} `json:"error"`
+}
+
+func decodeError(t *testing.T, resp *http.Response) errorAnswer {
+	t.Helper()
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type = %q, want application/json", ct)
+	}
+	var e errorAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatalf("error body is not the common format: %v", err)
+	}
+	return e
+}
+
+func TestErrorsUseTheCommonFormat(t *testing.T) {
+	base := start(t, Options{})
+	for _, tc := range []struct {
+		name, method, path, body, contentType string
+		status                                int
+		code                                  string
+	}{
+		{"unknown path is 404 NOT_FOUND", "GET", "/nowhere", "", "", 404, CodeNotFound},
+		{"wrong method is 405 METHOD_NOT_ALLOWED", "GET", "/test/echo", "", "", 405, CodeMethodNotAllowed},
+		{"unparsable JSON is 400 INVALID_REQUEST", "POST", "/test/echo", "{not json", "application/json", 400, CodeInvalidRequest},
+		{"two JSON values are 400 INVALID_REQUEST", "POST", "/test/echo", "{} {}", "application/json", 400, CodeInvalidRequest},
+		{"a form body is 415 UNSUPPORTED_MEDIA_TYPE", "POST", "/test/echo", "a=b", "application/x-www-form-urlencoded", 415, CodeUnsupportedMediaType},
+		{"a handler's own error keeps its status and details", "GET", "/test/conflict", "", "", 409, CodeConflict},
+		{"an internal error is 500 and hides its text", "GET", "/test/broken", "", "", 500, CodeInternal},
+		{"a panic is 500 INTERNAL_ERROR", "GET", "/test/panic", "", "", 500, CodeInternal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status = %d, want %d", resp.StatusCode, tc.status)
+			}
+			e := decodeError(t, resp)
+			if e.Error.Code != tc.code || e.Error.Message == "" {
+				t.Fatalf("error = %+v, want code %s with a message", e.Error, tc.code)
+			}
+			if strings.Contains(e.Error.Message, "hunter2") {
+				t.Fatal("internal error text reached the caller")
+			}
+			if tc.code == CodeConflict && e.Error.Details["phase"] != "Error" {
+				t.Fatalf("details = %v", e.Error.Details)
+			}
+		})
+	}
+}
+
+func TestCodeTableMatchesSeed000(t *testing.T) {
+	// Seed 000 §6.3.
+	for status, code := range map[int]string{400: "INVALID_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN",
+		404: "NOT_FOUND", 429: "RATE_LIMIT_EXCEEDED", 500: "INTERNAL_ERROR", 502: "BAD_GATEWAY", 503: "SERVICE_UNAVAILABLE"} {
+		if got := CodeFor(status); got != code {
+			t.Errorf("CodeFor(%d) = %s, want %s", status, got, code)
+		}
+	}
+}
+
+func TestBodiesOverOneMebibyteAre413(t *testing.T) {
+	base := start(t, Options{})
+	big := strings.Repeat("x", 2<<20)
+
+	t.Run("with Content-Length", func(t *testing.T) {
+		resp, err := http.Post(base+"/test/echo", "application/json", strings.NewReader(`{"a":"`+big+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status = %d, want 413", resp.StatusCode)
+		}
+		if e := decodeError(t, resp); e.Error.Code != CodePayloadTooLarge || e.Error.Details["limitBytes"] != float64(1<<20) {
+			t.Fatalf("error = %+v", e.Error)
+		}
+	})
+	t.Run("chunked, without Content-Length", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		go func() {
+			_, _ = pw.Write([]byte(`{"a":"` + big + `"}`))
+			_ = pw.Close()
+		}()
+		resp, err := http.Post(base+"/test/echo", "application/json", pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status = %d, want 413", resp.StatusCode)
+		}
+		if e := decodeError(t, resp); e.Error.Code != CodePayloadTooLarge {
+			t.Fatalf("error = %+v", e.Error)
+		}
+	})
+	t.Run("a body just under the limit is served", func(t *testing.T) {
+		body := `{"a":"` + strings.Repeat("x", (1<<20)-16) + `"}`
+		resp, err := http.Post(base+"/test/echo", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("status = %d, want 202", resp.StatusCode)
+		}
+	})
+}
+
+func TestSlowHeadersCloseTheConnection(t *testing.T) {
+	base := start(t, Options{ReadHeaderTimeout: 200 * time.Millisecond})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Send the request line and one header, then stall.
+	if _, err := conn.Write([]byte("POST /test/echo HTTP/1.1\r\nHost: x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = bufio.NewReader(conn).ReadByte()
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("server kept a connection whose headers never arrived")
+	}
+	if err == nil {
+		// Go may answer 408 before closing; the next read must see the close.
+		if _, err = io.ReadAll(conn); err != nil && !errors.Is(err, io.EOF) {
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("connection left open after the header timeout")
+			}
+		}
+	}
+}
+
+func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
+	base := start(t, Options{RateLimit: RateLimit{Rate: 1, Burst: 2}})
+	statuses := []int{}
+	var last *http.Response
+	for range 3 {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses = append(statuses, resp.StatusCode)
+		if resp.StatusCode != http.StatusTooManyRequests {
+			resp.Body.Close()
+		}
+		last = resp
+	}
+	if statuses[0] != 200 || statuses[1] != 200 || statuses[2] != 429 {
+		t.Fatalf("statuses = %v, want [200 200 429]", statuses)
+	}
+	if ra := last.Header.Get("Retry-After"); ra != "1" {
+		t.Fatalf("Retry-After = %q, want 1", ra)
+	}
+	if e := decodeError(t, last); e.Error.Code != CodeRateLimitExceeded {
+		t.Fatalf("error = %+v", e.Error)
+	}
+}
+
+func TestRateLimitIsPerClient(t *testing.T) {
+	l := newLimiter(RateLimit{Rate: 1, Burst: 1})
+	now := time.Unix(1_700_000_000, 0)
+	l.now = func() time.Time { return now }
+	if _, ok := l.allow("10.0.0.1"); !ok {
+		t.Fatal("first request of client 1 refused")
+	}
+	if _, ok := l.allow("10.0.0.2"); !ok {
+		t.Fatal("client 2 paid for client 1")
+	}
+	if wait, ok := l.allow("10.0.0.1"); ok || wait != time.Second {
+		t.Fatalf("second request of client 1: ok=%v wait=%s, want refused for 1s", ok, wait)
+	}
+	now = now.Add(time.Second)
+	if _, ok := l.allow("10.0.0.1"); !ok {
+		t.Fatal("client 1 still refused after its token came back")
+	}
+	now = now.Add(limiterIdle + 2*time.Minute)
+	l.allow("10.0.0.3")
+	if len(l.clients) != 1 {
+		t.Fatalf("idle buckets kept: %d", len(l.clients))
+	}
+}
+
+func TestRequestIDIsEchoedOrMinted(t *testing.T) {
+	base := start(t, Options{})
+	req, _ := http.NewRequest("GET", base+"/healthz", nil)
+	req.Header.Set("X-Request-Id", "abc-123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Request-Id"); got != "abc-123" {
+		t.Fatalf("echoed id = %q", got)
+	}
+	req.Header.Set("X-Request-Id", "bad id with spaces")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Request-Id"); len(got) != 24 {
+		t.Fatalf("minted id = %q, want 24 hex digits", got)
+	}
+}
+
+func TestHealthReadinessAndMetrics(t *testing.T) {
+	ready := errors.New("informer cache not synced")
+	base := start(t, Options{Ready: func() error { return ready }})
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Fatalf("/healthz = %d", code)
+	}
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "SERVICE_UNAVAILABLE") {
+		t.Fatalf("/readyz before sync = %d %s", code, body)
+	}
+	ready = nil
+	if code, _ := get("/readyz"); code != 200 {
+		t.Fatalf("/readyz after sync = %d", code)
+	}
+	get("/nowhere/secret-derived-path")
+	_, metrics := get("/metrics")
+	if !strings.Contains(metrics, `switchboard_webhook_requests_total{code="404",route="unmatched"} 1`) {
+		t.Fatalf("metrics lack the 404 by route pattern:\n%s", metrics)
+	}
+	if strings.Contains(metrics, "secret-derived-path") {
+		t.Fatal("a raw path reached a metric label")
+	}
+}
+
+func TestConflictingRoutesAreAnError(t *testing.T) {
+	dup := Family{Name: "dup", Routes: func(Deps) []Route {
+		h := func(http.ResponseWriter, *http.Request) error { return nil }
+		return []Route{{Pattern: "GET /x", Handler: h}, {Pattern: "GET /x", Handler: h}}
+	}}
+	if _, err := NewServer(Options{Log: logr.Discard()}, Deps{}, dup); err == nil {
+		t.Fatal("two families claiming one pattern were accepted")
+	}
+}
+
+func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
+	release := make(chan struct{})
+	slow := Family{Name: "slow", Routes: func(Deps) []Route {
+		return []Route{{Pattern: "GET /slow", Handler: func(w http.ResponseWriter, r *http.Request) error {
+			<-release
+			WriteJSON(w, 200, map[string]bool{"done": true})
+			return nil
+		}}}
+	}}
+	s, err := NewServer(Options{Log: logr.Discard()}, Deps{}, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+
+	got := make(chan int, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/slow")
+		if err != nil {
+			got <- -1
+			return
+		}
+		resp.Body.Close()
+		got <- resp.StatusCode
+	}()
+	time.Sleep(100 * time.Millisecond) // let the request arrive
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	if code := <-got; code != 200 {
+		t.Fatalf("in-flight request got %d, want 200", code)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
