@@ -32,12 +32,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
 // Env is a running control plane.
@@ -50,18 +49,6 @@ type Env struct {
 	Scheme *runtime.Scheme
 
 	env *envtest.Environment
-}
-
-// Scheme returns a scheme with client-go's kinds and the Switchboard API.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
 }
 
 // RepoRoot finds the directory holding go.mod, from the test's working
@@ -110,7 +97,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme := Scheme()
+	scheme := setup.Scheme()
 	e := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,

@@ -1,0 +1,45 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"net/http"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// Deps is what every controller is built from.
+type Deps struct {
+	// Upstreams are the configured outside APIs.
+	Upstreams *upstream.Set
+	// HTTPClient reaches only the upstreams' hosts.
+	HTTPClient *http.Client
+}
+
+// controllers lists each kind's controller; each integration issue adds
+// one line here, pointing at its package under internal/controller.
+var controllers = []struct {
+	name  string
+	setup func(ctrl.Manager, Deps) error
+}{}
+
+func ctrlClientOptions(cache client.CacheOptions) client.Options {
+	return client.Options{Cache: &cache}
+}

@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command manager runs the Switchboard controllers: one per kind, all
+// outbound SaaS calls, retries and token refresh. It is leader-elected.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, leaderNamespace string
+		leaderElect                             bool
+		leaseDuration                           time.Duration
+	)
+	ups := upstream.NewSet()
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles (enable when running more than one).")
+	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	flag.DurationVar(&leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts without renewal.")
+	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+	setupLog := log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		setupLog.Error(err, "no Kubernetes configuration")
+		os.Exit(1)
+	}
+	scheme := setup.Scheme()
+	clientOpts := setup.ClientOptions()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         setup.CacheOptions(scheme),
+		Client:                        ctrlClientOptions(clientOpts),
+		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:        probeAddr,
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              "manager.switchboard.dev",
+		LeaderElectionNamespace:       leaderNamespace,
+		LeaseDuration:                 &leaseDuration,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		setupLog.Error(err, "cannot create manager")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		setupLog.Error(err, "cannot register field indexes")
+		os.Exit(1)
+	}
+	deps := Deps{Upstreams: ups, HTTPClient: setup.HTTPClient(ups)}
+	for _, c := range controllers {
+		if err := c.setup(mgr, deps); err != nil {
+			setupLog.Error(err, "cannot set up controller", "controller", c.name)
+			os.Exit(1)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		setupLog.Error(err, "cannot add health check")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		setupLog.Error(err, "cannot add readiness check")
+		os.Exit(1)
+	}
+	setupLog.Info("starting manager", "upstreams", ups.String(), "controllers", len(controllers))
+	if err := mgr.Start(ctx); err != nil {
+		setupLog.Error(err, "manager stopped with an error")
+		os.Exit(1)
+	}
+}
+
+func names() string {
+	s := ""
+	for i, n := range upstream.Names() {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(n)
+	}
+	return s
+}
+
+func init() {
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: manager [flags]\n\nRuns the Switchboard controllers.\n\n")
+		flag.PrintDefaults()
+	}
+}

@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command sandbox serves emulators of every upstream API on one port, so
+// the manager and webhook can run end to end with no accounts and no
+// network. It prints the --upstream flags that point at it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+)
+
+// seed is the sandbox's initial data, loadable from a JSON file so that the
+// demo and people can register OAuth clients and grants without code.
+type seed struct {
+	GoogleOAuth struct {
+		Clients map[string]string `json:"clients"` // client_id → client_secret
+	} `json:"googleOAuth"`
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:9090", "Address to listen on (keep it on loopback: the sandbox has no authentication).")
+	seedFile := flag.String("seed", "", "JSON file with initial data: {\"googleOAuth\":{\"clients\":{\"ID\":\"SECRET\"}}}.")
+	flag.Parse()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+
+	google := sandbox.NewGoogleOAuth()
+	if *seedFile != "" {
+		var sd seed
+		b, err := os.ReadFile(*seedFile)
+		if err == nil {
+			err = json.Unmarshal(b, &sd)
+		}
+		if err != nil {
+			log.Error("cannot read seed file", "file", *seedFile, "err", err)
+			os.Exit(1)
+		}
+		for id, secret := range sd.GoogleOAuth.Clients {
+			google.AddClient(id, secret)
+		}
+	}
+	s := sandbox.New(google)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Error("cannot listen", "addr", *addr, "err", err)
+		os.Exit(1)
+	}
+	base := "http://" + ln.Addr().String()
+	fmt.Println("sandbox listening on " + base)
+	fmt.Println("point Switchboard at it with:")
+	for _, f := range sandbox.UpstreamFlags(base) {
+		fmt.Println("  --upstream " + f)
+	}
+	fmt.Println("routes: " + strings.Join(s.Routes(), ", "))
+
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		log.Error("sandbox stopped", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command webhook serves the inbound HTTP routes (Notion automations,
+// Google push notifications, OAuth callbacks, session ingest, share-link
+// resolves). It is stateless: run as many replicas as needed.
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+func main() {
+	opts := webhook.Options{}
+	var publicURL string
+	ups := upstream.NewSet()
+	flag.StringVar(&opts.Addr, "bind-address", ":9443", "Address the webhook server listens on (it also serves /healthz, /readyz and /metrics).")
+	flag.StringVar(&publicURL, "public-url", "", "Externally visible base URL of this server (for OAuth redirect URIs and the webhook URLs shown to people), e.g. https://hooks.example.com.")
+	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", webhook.DefaultMaxBodyBytes, "Largest request body accepted; larger ones get 413.")
+	flag.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "Time a client has to send its request headers.")
+	flag.DurationVar(&opts.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "Time a client has to send its whole request.")
+	flag.DurationVar(&opts.WriteTimeout, "write-timeout", webhook.DefaultWriteTimeout, "Time allowed to write an answer.")
+	flag.DurationVar(&opts.IdleTimeout, "idle-timeout", webhook.DefaultIdleTimeout, "Time an idle keep-alive connection is kept.")
+	flag.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", webhook.DefaultShutdownTimeout, "Time in-flight requests get to finish on SIGTERM.")
+	flag.Float64Var(&opts.RateLimit.Rate, "rate-limit", webhook.DefaultRateLimit, "Requests per second allowed per client address; 0 disables the limit.")
+	flag.IntVar(&opts.RateLimit.Burst, "rate-limit-burst", webhook.DefaultBurst, "Requests a client may make at once.")
+	flag.BoolVar(&opts.RateLimit.TrustForwardedFor, "trust-forwarded-for", false, "Key the rate limit by the first X-Forwarded-For address (only behind a proxy that sets it).")
+	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable); the webhook server calls only the OAuth token endpoints.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+	opts.Log = log.WithName("webhook")
+	setupLog := log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		setupLog.Error(err, "no Kubernetes configuration")
+		os.Exit(1)
+	}
+	scheme := setup.Scheme()
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache = setup.CacheOptions(scheme)
+		co := setup.ClientOptions()
+		o.Client.Cache = &co
+	})
+	if err != nil {
+		setupLog.Error(err, "cannot create Kubernetes client")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := index.Register(ctx, cl.GetFieldIndexer()); err != nil {
+		setupLog.Error(err, "cannot register field indexes")
+		os.Exit(1)
+	}
+
+	var synced atomic.Bool
+	go func() {
+		if err := cl.Start(ctx); err != nil {
+			setupLog.Error(err, "Kubernetes cache stopped")
+			os.Exit(1)
+		}
+	}()
+	go func() { synced.Store(cl.GetCache().WaitForCacheSync(ctx)) }()
+	opts.Ready = func() error {
+		if !synced.Load() {
+			return errors.New("informer cache not synced")
+		}
+		return nil
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts.Registerer, opts.Gatherer = reg, reg
+
+	deps := webhook.Deps{
+		Client:     cl.GetClient(),
+		APIReader:  cl.GetAPIReader(),
+		Upstreams:  ups,
+		HTTPClient: setup.HTTPClient(ups),
+		PublicURL:  publicURL,
+		Log:        opts.Log,
+	}
+	families := webhook.Registered()
+	srv, err := webhook.NewServer(opts, deps, families...)
+	if err != nil {
+		setupLog.Error(err, "cannot build webhook server")
+		os.Exit(1)
+	}
+	setupLog.Info("starting webhook server", "addr", opts.Addr, "routeFamilies", len(families), "upstreams", ups.String())
+	if err := srv.ListenAndServe(ctx); err != nil {
+		setupLog.Error(err, "webhook server stopped with an error")
+		os.Exit(1)
+	}
+}

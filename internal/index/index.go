@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package index declares the cache field indexes the webhook server and
+// the controllers look objects up by, so that an inbound request finds its
+// object in memory rather than by listing.
+package index
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+// Field index names. Each is registered for one kind.
+const (
+	// NotionWorkspaceID finds the NotionIntegration of a workspace (the
+	// Automation body's workspace_id, seed 000 §3.3.1).
+	NotionWorkspaceID = "status.workspaceID"
+	// NotionWebhookPath finds the NotionIntegration whose secret webhook
+	// path a request came in on.
+	NotionWebhookPath = "status.webhookPath"
+	// CalendarChannelID finds the CalendarWatch of a push notification's
+	// X-Goog-Channel-ID (seed 002).
+	CalendarChannelID = "status.channel.id"
+	// PaperSyncIntegration finds the PaperSyncs of an integration.
+	PaperSyncIntegration = "spec.integrationRef.name"
+	// SheetSyncConnection finds the SheetSyncs of a connection.
+	SheetSyncConnection = "spec.connectionRef.name"
+)
+
+type field struct {
+	obj     client.Object
+	name    string
+	extract client.IndexerFunc
+}
+
+func nonEmpty(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return []string{v}
+}
+
+var fields = []field{
+	{&v1alpha1.NotionIntegration{}, NotionWorkspaceID, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WorkspaceID)
+	}},
+	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)
+	}},
+	{&v1alpha1.CalendarWatch{}, CalendarChannelID, func(o client.Object) []string {
+		if ch := o.(*v1alpha1.CalendarWatch).Status.Channel; ch != nil {
+			return nonEmpty(ch.ID)
+		}
+		return nil
+	}},
+	{&v1alpha1.PaperSync{}, PaperSyncIntegration, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.PaperSync).Spec.IntegrationRef.Name)
+	}},
+	{&v1alpha1.SheetSync{}, SheetSyncConnection, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.SheetSync).Spec.ConnectionRef.Name)
+	}},
+}
+
+// Register adds every index to a cache (a manager's or a cluster's
+// GetFieldIndexer()).
+func Register(ctx context.Context, indexer client.FieldIndexer) error {
+	for _, f := range fields {
+		if err := indexer.IndexField(ctx, f.obj, f.name, f.extract); err != nil {
+			return fmt.Errorf("index %T by %s: %w", f.obj, f.name, err)
+		}
+	}
+	return nil
+}

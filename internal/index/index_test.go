@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func TestLookupsByIndexedStatusFields(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.Namespace("index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.Register(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+
+	for i, ws := range []string{"ws-a", "ws-b"} {
+		ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%d", i), Namespace: ns}}
+		ni.Spec.OAuth.ClientSecretRef.Name = "c"
+		ni.Spec.OAuth.TokenSecretRef.Name = "t"
+		ni.Spec.WebhookSecretRef.Name = "w"
+		if err := env.Client.Create(ctx, ni); err != nil {
+			t.Fatal(err)
+		}
+		ni.Status.WorkspaceID = ws
+		if err := env.Client.Status().Update(ctx, ni); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var list v1alpha1.NotionIntegrationList
+		if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{index.NotionWorkspaceID: "ws-b"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) == 1 && list.Items[0].Name == "n1" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lookup by workspace id found %d objects", len(list.Items))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,101 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package setup_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func TestOnlyManagedSecretsAreCachedButAllCanBeRead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.Namespace("setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string, lbls map[string]string) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: lbls},
+			StringData: map[string]string{"token": "x"}}
+		if err := env.Client.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("person-made", nil)
+	mk("operator-made", map[string]string{setup.ManagedByLabel: setup.ManagedByValue})
+
+	scheme := setup.Scheme()
+	cl, err := cluster.New(env.Config, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache = setup.CacheOptions(scheme)
+		co := setup.ClientOptions()
+		o.Client.Cache = &co
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cl.Start(ctx) }()
+	if !cl.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	var cached corev1.SecretList
+	if err := cl.GetCache().List(ctx, &cached); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, s := range cached.Items {
+		names[s.Namespace+"/"+s.Name] = true
+	}
+	if names[ns+"/person-made"] {
+		t.Error("an unlabelled Secret is held in the cache")
+	}
+	if !names[ns+"/operator-made"] {
+		t.Error("the operator's own Secret is not in the cache")
+	}
+	// The client reads Secrets from the API server, so both are found.
+	for _, name := range []string{"person-made", "operator-made"} {
+		var s corev1.Secret
+		if err := cl.GetClient().Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &s); err != nil {
+			t.Errorf("get %s: %v", name, err)
+		}
+	}
+}
