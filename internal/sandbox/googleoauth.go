@@ -43,11 +43,11 @@ type GoogleOAuth struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
-	mu       sync.Mutex
-	clients  map[string]string // client_id → client_secret
-	codes    map[string]authCode
-	refresh  map[string]grant
-	access   map[string]accessToken
+	mu      sync.Mutex
+	clients map[string]string // client_id → client_secret
+	codes   map[string]authCode
+	refresh map[string]grant
+	access  map[string]accessToken
 }
 
 type authCode struct {
