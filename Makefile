@@ -35,7 +35,7 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=switchboard-manager crd:allowDangerousTypes=false paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=false paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -63,7 +63,9 @@ test: manifests generate vet envtest ## Run all tests against a real kube-apiser
 
 .PHONY: verify
 verify: manifests generate ## Fail if generated files are out of date.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
+		git status --porcelain -- api config; git diff -- api config | head -50; \
+		echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; fi
 
 ##@ Build
 

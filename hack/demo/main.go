@@ -1,0 +1,401 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command demo runs the whole of Switchboard on this machine with no
+// cluster and no accounts: a kube-apiserver and etcd on loopback (envtest),
+// the CRDs, the sandbox, the manager and the webhook server as local
+// processes wired together with --upstream, and config/samples applied. It
+// prints `kubectl get switchboard -A`, writes .demo/kubeconfig, and stops
+// everything it started on exit (KEEP=1 keeps it running until Ctrl-C).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
+)
+
+const namespace = "demo"
+
+func main() {
+	bin := flag.String("bin", "bin", "Directory holding the manager, webhook and sandbox binaries.")
+	state := flag.String("dir", ".demo", "Directory for the kubeconfig and the process logs.")
+	flag.Parse()
+
+	d := &demo{bin: *bin, dir: *state}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := d.run(ctx)
+	stop()
+	d.cleanup()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demo failed:", err)
+		fmt.Fprintf(os.Stderr, "process logs are in %s/\n", d.dir)
+		os.Exit(1)
+	}
+}
+
+type demo struct {
+	bin, dir string
+	env      *envtest.Environment
+	procs    []*exec.Cmd
+	c        client.Client
+}
+
+func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
+
+func (d *demo) run(ctx context.Context) error {
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(d.dir)
+	d.dir = abs
+
+	step("starting etcd and kube-apiserver on loopback")
+	scheme := setup.Scheme()
+	d.env = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	cfg, err := d.env.Start()
+	if err != nil {
+		return fmt.Errorf("start control plane (is KUBEBUILDER_ASSETS set? run 'make demo'): %w", err)
+	}
+	user, err := d.env.AddUser(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	kcPath := filepath.Join(d.dir, "kubeconfig")
+	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	if d.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	step("CRDs installed: %d", len(d.env.CRDs))
+
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	sandboxURL := "http://" + ports[0]
+	webhookURL := "http://" + ports[1]
+
+	step("starting the sandbox on %s", sandboxURL)
+	seedPath := filepath.Join(d.dir, "sandbox-seed.json")
+	if err := os.WriteFile(seedPath, []byte(`{"googleOAuth":{"clients":{"demo-client":"demo-secret"}}}`), 0o600); err != nil {
+		return err
+	}
+	if err := d.start("sandbox", "--addr", ports[0], "--seed", seedPath); err != nil {
+		return err
+	}
+	if err := waitOK(ctx, sandboxURL+"/_sandbox/routes"); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	var upstreams []string
+	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
+		upstreams = append(upstreams, "--upstream", f)
+	}
+
+	step("starting the manager")
+	mgrArgs := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3]}, upstreams...)
+	if err := d.start("manager", mgrArgs...); err != nil {
+		return err
+	}
+	if err := waitOK(ctx, "http://"+ports[3]+"/readyz"); err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+
+	step("starting the webhook server on %s", webhookURL)
+	whArgs := append([]string{"--kubeconfig", kcPath, "--bind-address", ports[1], "--public-url", webhookURL}, upstreams...)
+	if err := d.start("webhook", whArgs...); err != nil {
+		return err
+	}
+	if err := waitOK(ctx, webhookURL+"/readyz"); err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+
+	step("connecting a Google account through the sandbox's OAuth consent")
+	refreshToken, err := googleConsent(sandboxURL, webhookURL)
+	if err != nil {
+		return err
+	}
+
+	step("creating the Secrets the samples refer to, in namespace %q", namespace)
+	if err := d.secrets(ctx, refreshToken); err != nil {
+		return err
+	}
+
+	step("applying config/samples")
+	if err := d.applySamples(ctx); err != nil {
+		return err
+	}
+
+	step("checking the webhook server's guards")
+	if err := checkWebhook(webhookURL); err != nil {
+		return err
+	}
+
+	step("kubectl get switchboard -A")
+	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "get", "switchboard", "-A").CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil {
+		return fmt.Errorf("kubectl get switchboard -A: %w", err)
+	}
+	if n := strings.Count(strings.TrimSpace(string(out)), "\n"); n < 7 {
+		return fmt.Errorf("kubectl listed %d resources, want the 7 samples", n)
+	}
+
+	step("kubectl explain slidestock.spec.url")
+	out, err = exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "explain", "slidestock.spec.url").CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil || !bytes.Contains(out, []byte("URL of the presentation")) {
+		return fmt.Errorf("kubectl explain shows no field description: %v", err)
+	}
+
+	fmt.Printf("\nUse the demo cluster with:\n  export KUBECONFIG=%s\n  kubectl get switchboard -A\n  kubectl explain slidestock.spec\n", kcPath)
+	fmt.Printf("Sandbox: %s (calls: %s/_sandbox/calls)   Webhook: %s   Logs: %s/*.log\n", sandboxURL, sandboxURL, webhookURL, d.dir)
+	if os.Getenv("KEEP") == "1" {
+		fmt.Println("KEEP=1: running until Ctrl-C")
+		<-ctx.Done()
+		return nil
+	}
+	fmt.Println("Stopping (run with KEEP=1 to keep it running).")
+	return nil
+}
+
+// start runs one of the binaries in its own process group, logging to
+// <dir>/<name>.log.
+func (d *demo) start(name string, args ...string) error {
+	logf, err := os.Create(filepath.Join(d.dir, name+".log"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(filepath.Join(d.bin, name), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	d.procs = append(d.procs, cmd)
+	return nil
+}
+
+// cleanup stops every process the demo started, newest first, then the
+// control plane.
+func (d *demo) cleanup() {
+	for i := len(d.procs) - 1; i >= 0; i-- {
+		p := d.procs[i]
+		_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	if d.env != nil {
+		if err := d.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop control plane:", err)
+		}
+	}
+}
+
+func freePorts(n int) ([]string, error) {
+	var addrs []string
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs, nil
+}
+
+func waitOK(ctx context.Context, u string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(u)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after 60s (last error: %v)", u, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// googleConsent runs the authorization-code flow against the sandbox's
+// Google OAuth emulator, as a person's browser would, and returns the
+// refresh token.
+func googleConsent(sandboxURL, webhookURL string) (string, error) {
+	redirect := webhookURL + "/google/oauth/callback"
+	q := url.Values{"client_id": {"demo-client"}, "redirect_uri": {redirect}, "response_type": {"code"},
+		"scope": {"https://www.googleapis.com/auth/calendar https://www.googleapis.com/auth/spreadsheets"},
+		"access_type": {"offline"}, "state": {"demo"}}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(sandboxURL + "/googleoauth/o/oauth2/v2/auth?" + q.Encode())
+	if err != nil {
+		return "", err
+	}
+	_ = resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		return "", fmt.Errorf("consent answered %d without a code", resp.StatusCode)
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {redirect}}
+	req, _ := http.NewRequest("POST", sandboxURL+"/googleoauth/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("demo-client", "demo-secret")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.RefreshToken == "" {
+		return "", fmt.Errorf("token exchange answered %d: %v", resp.StatusCode, err)
+	}
+	fmt.Println("    got a refresh token (kept in Secret demo/google-token, never printed)")
+	return tok.RefreshToken, nil
+}
+
+func (d *demo) secrets(ctx context.Context, googleRefresh string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := d.c.Create(ctx, ns); err != nil {
+		return err
+	}
+	secrets := map[string]map[string]string{
+		"notion-client":    {"client_id": "demo-notion-client", "client_secret": "demo-notion-secret"},
+		"notion-webhook":   {"token": "demo-webhook-token-0123456789abcdef"},
+		"google-client":    {"client_id": "demo-client", "client_secret": "demo-secret"},
+		"google-token":     {"refresh_token": googleRefresh},
+		"blob-credentials": {"access_key_id": "demo", "secret_access_key": "demo-secret-key"},
+		"sheet-ingest":     {"token": "demo-ingest-token-0123456789abcdef"},
+	}
+	names := make([]string, 0, len(secrets))
+	for name := range secrets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, StringData: secrets[name]}
+		if err := d.c.Create(ctx, s); err != nil {
+			return fmt.Errorf("create Secret %s: %w", name, err)
+		}
+	}
+	fmt.Printf("    %s\n", strings.Join(names, ", "))
+	return nil
+}
+
+func (d *demo) applySamples(ctx context.Context) error {
+	files, err := filepath.Glob(filepath.Join("config", "samples", "switchboard_*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		u.SetNamespace(namespace)
+		if err := d.c.Create(ctx, u); err != nil {
+			return fmt.Errorf("apply %s: %w", f, err)
+		}
+		fmt.Printf("    %s/%s created\n", strings.ToLower(u.GetKind()), u.GetName())
+	}
+	return nil
+}
+
+// checkWebhook shows that the webhook server refuses what it must, in the
+// common error format.
+func checkWebhook(base string) error {
+	check := func(what string, resp *http.Response, err error, status int, code string) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != status || !bytes.Contains(body, []byte(`"code":"`+code+`"`)) {
+			return fmt.Errorf("%s: got %d %s, want %d %s", what, resp.StatusCode, body, status, code)
+		}
+		fmt.Printf("    %-28s → %d %s\n", what, resp.StatusCode, strings.TrimSpace(string(body)))
+		return nil
+	}
+	big := bytes.Repeat([]byte("x"), 2<<20)
+	resp, err := http.Post(base+"/notion/webhook", "application/json", bytes.NewReader(big))
+	if err := check("a 2 MiB body", resp, err, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE"); err != nil {
+		return err
+	}
+	resp, err = http.Get(base + "/no/such/route")
+	if err := check("an unknown path", resp, err, http.StatusNotFound, "NOT_FOUND"); err != nil {
+		return err
+	}
+	return nil
+}
+
