@@ -15,7 +15,7 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 
-GO_TEST_FLAGS ?= -race -count=1
+GO_TEST_FLAGS ?= -race -count=1 -v
 export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
