@@ -290,7 +290,7 @@ func waitOK(ctx context.Context, u string) error {
 func googleConsent(sandboxURL, webhookURL string) (string, error) {
 	redirect := webhookURL + "/google/oauth/callback"
 	q := url.Values{"client_id": {"demo-client"}, "redirect_uri": {redirect}, "response_type": {"code"},
-		"scope": {"https://www.googleapis.com/auth/calendar https://www.googleapis.com/auth/spreadsheets"},
+		"scope":       {"https://www.googleapis.com/auth/calendar https://www.googleapis.com/auth/spreadsheets"},
 		"access_type": {"offline"}, "state": {"demo"}}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(sandboxURL + "/googleoauth/o/oauth2/v2/auth?" + q.Encode())
@@ -398,4 +398,3 @@ func checkWebhook(base string) error {
 	}
 	return nil
 }
-
