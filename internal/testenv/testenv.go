@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -139,4 +140,23 @@ func (e *Env) Namespace(prefix string) (string, error) {
 		return "", err
 	}
 	return ns.Name, nil
+}
+
+// Main is a TestMain body: it starts the control plane into *env, runs the
+// package's tests, stops the control plane and exits.
+//
+//	var env *testenv.Env
+//	func TestMain(m *testing.M) { testenv.Main(m, &env) }
+func Main(m *testing.M, env **Env) {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
 }
