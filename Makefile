@@ -62,7 +62,9 @@ test: manifests generate vet envtest ## Run all tests against a real kube-apiser
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail if generated files are out of date.
+verify: manifests generate ## Fail if generated files are out of date or Go files are not gofmt-ed.
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
+		echo "not gofmt-ed: $$unformatted"; exit 1; fi
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		git status --porcelain -- api config; git diff -- api config | head -50; \
 		echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; fi

@@ -247,5 +247,5 @@ type CalendarWatchList struct {
 func (in *CalendarWatch) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
 
 func init() {
-	SchemeBuilder.Register(&CalendarWatch{}, &CalendarWatchList{})
+	register(&CalendarWatch{}, &CalendarWatchList{})
 }

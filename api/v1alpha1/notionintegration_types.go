@@ -206,5 +206,5 @@ func (in *NotionIntegration) GetReconcileStatus() *ReconcileStatus {
 }
 
 func init() {
-	SchemeBuilder.Register(&NotionIntegration{}, &NotionIntegrationList{})
+	register(&NotionIntegration{}, &NotionIntegrationList{})
 }

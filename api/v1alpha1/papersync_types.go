@@ -120,5 +120,5 @@ type PaperSyncList struct {
 func (in *PaperSync) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
 
 func init() {
-	SchemeBuilder.Register(&PaperSync{}, &PaperSyncList{})
+	register(&PaperSync{}, &PaperSyncList{})
 }

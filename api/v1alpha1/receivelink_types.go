@@ -177,5 +177,5 @@ type ReceiveLinkList struct {
 func (in *ReceiveLink) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
 
 func init() {
-	SchemeBuilder.Register(&ReceiveLink{}, &ReceiveLinkList{})
+	register(&ReceiveLink{}, &ReceiveLinkList{})
 }

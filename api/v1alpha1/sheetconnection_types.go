@@ -193,5 +193,5 @@ func (in *SheetConnection) GetReconcileStatus() *ReconcileStatus {
 }
 
 func init() {
-	SchemeBuilder.Register(&SheetConnection{}, &SheetConnectionList{})
+	register(&SheetConnection{}, &SheetConnectionList{})
 }

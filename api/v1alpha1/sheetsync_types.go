@@ -151,5 +151,5 @@ type SheetSyncList struct {
 func (in *SheetSync) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
 
 func init() {
-	SchemeBuilder.Register(&SheetSync{}, &SheetSyncList{})
+	register(&SheetSync{}, &SheetSyncList{})
 }

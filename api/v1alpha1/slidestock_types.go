@@ -160,5 +160,5 @@ type SlideStockList struct {
 func (in *SlideStock) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
 
 func init() {
-	SchemeBuilder.Register(&SlideStock{}, &SlideStockList{})
+	register(&SlideStock{}, &SlideStockList{})
 }

@@ -68,7 +68,7 @@ func main() {
 	}
 	s := sandbox.New(google)
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
 	if err != nil {
 		log.Error("cannot listen", "addr", *addr, "err", err)
 		os.Exit(1)

@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -190,8 +191,11 @@ func (d *demo) run(ctx context.Context) error {
 	step("kubectl explain slidestock.spec.url")
 	out, err = exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "explain", "slidestock.spec.url").CombinedOutput()
 	fmt.Print(string(out))
-	if err != nil || !bytes.Contains(out, []byte("URL of the presentation")) {
-		return fmt.Errorf("kubectl explain shows no field description: %v", err)
+	if err != nil {
+		return fmt.Errorf("kubectl explain: %w", err)
+	}
+	if !bytes.Contains(out, []byte("URL of the presentation")) {
+		return errors.New("kubectl explain shows no field description")
 	}
 
 	fmt.Printf("\nUse the demo cluster with:\n  export KUBECONFIG=%s\n  kubectl get switchboard -A\n  kubectl explain slidestock.spec\n", kcPath)
@@ -272,9 +276,10 @@ func waitOK(ctx context.Context, u string) error {
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
+			err = fmt.Errorf("answered %d", resp.StatusCode)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after 60s (last error: %v)", u, err)
+			return fmt.Errorf("%s not ready after 60s: %w", u, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -314,8 +319,11 @@ func googleConsent(sandboxURL, webhookURL string) (string, error) {
 	var tok struct {
 		RefreshToken string `json:"refresh_token"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.RefreshToken == "" {
-		return "", fmt.Errorf("token exchange answered %d: %v", resp.StatusCode, err)
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil {
+		return "", fmt.Errorf("token exchange answered %d: %w", resp.StatusCode, err)
+	}
+	if tok.RefreshToken == "" {
+		return "", fmt.Errorf("token exchange answered %d without a refresh token", resp.StatusCode)
 	}
 	fmt.Println("    got a refresh token (kept in Secret demo/google-token, never printed)")
 	return tok.RefreshToken, nil

@@ -79,7 +79,7 @@ func assets(root string) (string, error) {
 		return dir, nil
 	}
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, "hack", "envtest.sh"))
+	cmd := exec.Command(filepath.Join(root, "hack", "envtest.sh")) //nolint:gosec,noctx // the repository's own script, run once before any test
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("hack/envtest.sh: %w: %s", err, errOut.String())

@@ -242,7 +242,7 @@ func (s *Server) withRecover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(p)
 				}
 				logr.FromContextOrDiscard(r.Context()).Error(fmt.Errorf("panic: %v", p), "handler panicked")
@@ -351,7 +351,7 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 // new connections are refused and in-flight requests get ShutdownTimeout to
 // finish.
 func (s *Server) ListenAndServe(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", s.opts.Addr)
 	if err != nil {
 		return err
 	}
