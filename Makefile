@@ -66,7 +66,7 @@ verify: manifests generate ## Fail if generated files are out of date or Go file
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "not gofmt-ed: $$unformatted"; exit 1; fi
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		git status --porcelain -- api config; git diff -- api config | head -50; \
+		git status --porcelain -- api config; git diff --stat -- api config; \
 		echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; fi
 
 ##@ Build
