@@ -55,7 +55,7 @@ trap 'rm -rf "$work"' EXIT
 build_etcd() {
   mkdir -p "$work/etcd" && cd "$work/etcd"
   go mod init envtest-etcd >/dev/null 2>&1
-  go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >/dev/null
+  go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >get.log 2>&1 || { cat get.log >&2; return 1; }
   go build -trimpath -ldflags=-s -o "$dir/etcd.tmp" go.etcd.io/etcd/server/v3
   mv "$dir/etcd.tmp" "$dir/etcd"
 }

@@ -72,7 +72,7 @@ func TestDefaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 			}
 			continue
 		}
-		err := env.Client.Patch(ctx, u, client.Apply, client.DryRunAll, client.ForceOwnership, client.FieldOwner("manifests-test"))
+		err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.DryRunAll, client.ForceOwnership, client.FieldOwner("manifests-test"))
 		if err != nil {
 			t.Errorf("%s %s/%s refused: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
