@@ -56,7 +56,7 @@ type SlideStockSpec struct {
 	// dropped from the canonical URL. Changing it starts the fetch over.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://(www\\\\.)?speakerdeck\\\\.com/[^/?#]+/[^/?#]+') || self.matches('^https?://(www\\\\.)?docswell\\\\.com/s/[^/?#]+/[^/?#]+') || self.matches('^https?://docs\\\\.google\\\\.com/presentation/(u/[0-9]+/)?d/[A-Za-z0-9_-]{10,}')",message="url must be a presentation on SpeakerDeck (https://speakerdeck.com/{user}/{slug}), Docswell (https://www.docswell.com/s/{user}/{slideId}) or Google Slides (https://docs.google.com/presentation/d/{id})"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://(www\\\\.)?speakerdeck\\\\.com/[^/?#]+/[^/?#]+') || self.matches('^https?://(www\\\\.)?docswell\\\\.com/s/[^/?#]+/[^/?#]+') || self.matches('^https?://docs\\\\.google\\\\.com/presentation/(u/[0-9]+/)?d/(e/)?[A-Za-z0-9_-]{20,}')",message="url must be a presentation on SpeakerDeck (https://speakerdeck.com/{user}/{slug}), Docswell (https://www.docswell.com/s/{user}/{slideId}) or Google Slides (https://docs.google.com/presentation/d/{id})"
 	// +required
 	URL string `json:"url"`
 

@@ -187,6 +187,8 @@ func TestSlideStockRejects(t *testing.T) {
 			"url must be a presentation on SpeakerDeck"},
 		{"an ftp URL to Docswell", []func(map[string]any){set("spec.url", "ftp://www.docswell.com/s/takai/59VDWM")},
 			"url must be a presentation on SpeakerDeck"},
+		{"a Google Slides id too short to be one", []func(map[string]any){set("spec.url", "https://docs.google.com/presentation/d/abc/edit")},
+			"url must be a presentation on SpeakerDeck"},
 		{"no URL", []func(map[string]any){del("spec.url")}, "spec.url: Required value"},
 		{"a memo over 4096 characters", []func(map[string]any){set("spec.memo", strings.Repeat("m", 4097))},
 			"spec.memo: Too long"},
