@@ -17,11 +17,10 @@ limitations under the License.
 package main
 
 import (
-	"net/http"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -29,8 +28,8 @@ import (
 type Deps struct {
 	// Upstreams are the configured outside APIs.
 	Upstreams *upstream.Set
-	// HTTPClient reaches only the upstreams' hosts.
-	HTTPClient *http.Client
+	// Outbound is the one outbound HTTP policy.
+	Outbound *outbound.Client
 }
 
 // controllers lists each kind's controller; each integration issue adds

@@ -27,9 +27,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
@@ -38,7 +40,7 @@ func main() {
 	var (
 		metricsAddr, probeAddr, leaderNamespace string
 		leaderElect                             bool
-		leaseDuration                           time.Duration
+		leaseDuration, outboundTimeout          time.Duration
 	)
 	ups := upstream.NewSet()
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
@@ -46,6 +48,7 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles (enable when running more than one).")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	flag.DurationVar(&leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts without renewal.")
+	flag.DurationVar(&outboundTimeout, "outbound-timeout", outbound.DefaultTimeout, "Timeout of each outbound request to an upstream API.")
 	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -83,7 +86,12 @@ func main() {
 		setupLog.Error(err, "cannot register field indexes")
 		os.Exit(1)
 	}
-	deps := Deps{Upstreams: ups, HTTPClient: setup.HTTPClient(ups)}
+	out, err := outbound.New(ups, outbound.Options{Timeout: outboundTimeout, Registerer: ctrlmetrics.Registry})
+	if err != nil {
+		setupLog.Error(err, "cannot build the outbound HTTP client")
+		os.Exit(1)
+	}
+	deps := Deps{Upstreams: ups, Outbound: out}
 	for _, c := range controllers {
 		if err := c.setup(mgr, deps); err != nil {
 			setupLog.Error(err, "cannot set up controller", "controller", c.name)

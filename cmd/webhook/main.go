@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
@@ -103,13 +104,18 @@ func main() {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Registerer, opts.Gatherer = reg, reg
 
+	out, err := outbound.New(ups, outbound.Options{Registerer: reg})
+	if err != nil {
+		setupLog.Error(err, "cannot build the outbound HTTP client")
+		os.Exit(1)
+	}
 	deps := webhook.Deps{
-		Client:     cl.GetClient(),
-		APIReader:  cl.GetAPIReader(),
-		Upstreams:  ups,
-		HTTPClient: setup.HTTPClient(ups),
-		PublicURL:  publicURL,
-		Log:        opts.Log,
+		Client:    cl.GetClient(),
+		APIReader: cl.GetAPIReader(),
+		Upstreams: ups,
+		Outbound:  out,
+		PublicURL: publicURL,
+		Log:       opts.Log,
 	}
 	families := webhook.Registered()
 	srv, err := webhook.NewServer(opts, deps, families...)

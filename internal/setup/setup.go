@@ -15,14 +15,10 @@ limitations under the License.
 */
 
 // Package setup holds what both binaries configure the same way: the
-// scheme, the cache scoping that keeps unrelated Secrets out of memory, the
-// outbound HTTP client, and logging flags.
+// scheme and the cache scoping that keeps unrelated Secrets out of memory.
 package setup
 
 import (
-	"net/http"
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 // ManagedByLabel marks the Secrets the operator writes itself (token
@@ -41,10 +36,6 @@ const (
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedByValue = "switchboard"
 )
-
-// DefaultOutboundTimeout bounds every outbound request (seed 000 §7.2,
-// seed 001 §9: 10 seconds).
-const DefaultOutboundTimeout = 10 * time.Second
 
 // Scheme returns a scheme with client-go's kinds and the Switchboard API.
 func Scheme() *runtime.Scheme {
@@ -77,14 +68,4 @@ func CacheOptions(scheme *runtime.Scheme) cache.Options {
 // NotFound for them.
 func ClientOptions() client.CacheOptions {
 	return client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}
-}
-
-// HTTPClient is the base outbound client: only the upstreams' hosts, no
-// redirect off them, and a timeout.
-func HTTPClient(ups *upstream.Set) *http.Client {
-	return &http.Client{
-		Transport:     ups.Transport(nil),
-		CheckRedirect: ups.CheckRedirect,
-		Timeout:       DefaultOutboundTimeout,
-	}
 }

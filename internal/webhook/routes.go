@@ -23,6 +23,7 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -40,7 +41,7 @@ type Route struct {
 
 // Deps is what a route family may use. The webhook server writes only to
 // the Kubernetes API; the only outbound call it makes is the OAuth code
-// exchange, through HTTPClient.
+// exchange, through Outbound.
 type Deps struct {
 	// Client reads through the informer cache (with the field indexes of
 	// package index) and writes to the API server.
@@ -50,8 +51,8 @@ type Deps struct {
 	APIReader client.Reader
 	// Upstreams are the configured outside APIs.
 	Upstreams *upstream.Set
-	// HTTPClient reaches only the upstreams' hosts.
-	HTTPClient *http.Client
+	// Outbound is the one outbound HTTP policy (only the upstreams' hosts).
+	Outbound *outbound.Client
 	// PublicURL is the externally visible base URL of this server, for
 	// OAuth redirect URIs and the webhook URLs shown to people.
 	PublicURL string

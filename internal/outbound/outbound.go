@@ -1,0 +1,325 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package outbound is the one outbound HTTP policy every integration uses:
+// only the configured upstreams' hosts (redirects elsewhere refused), a
+// per-request timeout, response size caps, a User-Agent, Retry-After read,
+// every failure classified as transient or permanent, and per-upstream
+// metrics. Integrations build their requests; this package decides what a
+// failure means.
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// Defaults, from seed 001 §9 (10 s) and §10.2 (100 KB JSON, 500 KB HTML).
+const (
+	DefaultTimeout = 10 * time.Second
+	MaxJSONBytes   = 100 << 10
+	MaxHTMLBytes   = 500 << 10
+	// maxErrorBody is how much of a non-2xx answer is kept for the caller.
+	maxErrorBody = 4 << 10
+	// DefaultUserAgent names the operator to the providers.
+	DefaultUserAgent = "Switchboard/0.1 (+https://github.com/switchboard-dev/switchboard)"
+)
+
+// Class says whether retrying can help.
+type Class int
+
+const (
+	// Transient failures may succeed later: 5xx, 429, timeouts, broken
+	// connections (seed 001 §7.2).
+	Transient Class = iota + 1
+	// Permanent failures will not: 404, 403, other 4xx, bodies that are too
+	// large or cannot be parsed, hosts that are not upstreams.
+	Permanent
+)
+
+func (c Class) String() string {
+	if c == Transient {
+		return "transient"
+	}
+	return "permanent"
+}
+
+// Error is a classified outbound failure.
+type Error struct {
+	Upstream upstream.Name
+	Class    Class
+	// Status is the HTTP status, 0 when there was no answer.
+	Status int
+	// RetryAfter is what the upstream asked for (Retry-After), if anything.
+	RetryAfter time.Duration
+	// Reason is short and safe to show a person: it never holds a token.
+	Reason string
+	// Body is the start of a non-2xx answer, for callers that parse error
+	// bodies (at most 4 KiB).
+	Body []byte
+	Err  error
+}
+
+func (e *Error) Error() string { return string(e.Upstream) + ": " + e.Reason }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Classify returns the classification of err, or ok=false when err is not
+// an outbound error.
+func Classify(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// IsTransient reports whether err is worth retrying.
+func IsTransient(err error) bool {
+	e, ok := Classify(err)
+	return ok && e.Class == Transient
+}
+
+// IsPermanent reports whether err is a permanent upstream failure.
+func IsPermanent(err error) bool {
+	e, ok := Classify(err)
+	return ok && e.Class == Permanent
+}
+
+// PermanentError builds the error a caller returns when an answer arrived
+// but is unusable (unparsable JSON, a wrong type, a missing field).
+func PermanentError(u upstream.Name, reason string, err error) *Error {
+	return &Error{Upstream: u, Class: Permanent, Reason: reason, Err: err}
+}
+
+// Options configure a Client.
+type Options struct {
+	// Timeout per request (DefaultTimeout when zero).
+	Timeout time.Duration
+	// UserAgent sent with every request (DefaultUserAgent when empty).
+	UserAgent string
+	// Registerer receives the metrics (none when nil).
+	Registerer prometheus.Registerer
+	// Transport under the host allowlist (a tuned clone of
+	// http.DefaultTransport when nil).
+	Transport http.RoundTripper
+}
+
+// Client sends requests under the policy.
+type Client struct {
+	ups     *upstream.Set
+	hc      *http.Client
+	timeout time.Duration
+	ua      string
+	metrics *metrics
+}
+
+// New builds a Client for the configured upstreams.
+func New(ups *upstream.Set, opts Options) (*Client, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = DefaultUserAgent
+	}
+	base := opts.Transport
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 32
+		base = t
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{
+		ups:     ups,
+		hc:      &http.Client{Transport: ups.Transport(base), CheckRedirect: ups.CheckRedirect},
+		timeout: opts.Timeout,
+		ua:      opts.UserAgent,
+		metrics: m,
+	}, nil
+}
+
+// HTTPClient is the underlying client (allowlist and redirect rule, no
+// size cap or classification) for client libraries that must own the
+// request, such as the Notion and Google SDKs.
+func (c *Client) HTTPClient() *http.Client { return c.hc }
+
+// Request is one outbound call.
+type Request struct {
+	Upstream upstream.Name
+	// Method defaults to GET.
+	Method string
+	// Path is joined to the upstream's base URL.
+	Path  string
+	Query url.Values
+	// Header is added to the request (User-Agent is set by the policy).
+	Header http.Header
+	Body   io.Reader
+	// MaxBytes caps the response body (MaxJSONBytes when zero).
+	MaxBytes int64
+	// Timeout overrides the client's per-request timeout.
+	Timeout time.Duration
+}
+
+// Response is a successful (2xx) answer, read in full.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// URL is the final URL after redirects.
+	URL *url.URL
+}
+
+// Do sends the request and reads the answer under the policy. A non-2xx
+// answer, a transport failure or an oversized body is an *Error.
+func (c *Client) Do(ctx context.Context, r Request) (*Response, error) {
+	began := time.Now()
+	resp, err := c.do(ctx, r)
+	outcome := "success"
+	if e, ok := Classify(err); ok {
+		outcome = e.Class.String()
+	} else if err != nil {
+		outcome = "permanent"
+	}
+	c.metrics.observe(r.Upstream, outcome, time.Since(began))
+	return resp, err
+}
+
+func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = c.timeout
+	}
+	maxBytes := r.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = MaxJSONBytes
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	target := c.ups.Endpoint(r.Upstream, r.Path)
+	if len(r.Query) > 0 {
+		target += "?" + r.Query.Encode()
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, target, r.Body)
+	if err != nil {
+		return nil, PermanentError(r.Upstream, "cannot build request", err)
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("User-Agent", c.ua)
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, transportError(r.Upstream, err, timeout)
+	}
+	defer func() { _ = resp.Body.Close() }()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, statusError(r.Upstream, resp, body)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return nil, transportError(r.Upstream, err, timeout)
+	}
+	if int64(len(body)) > maxBytes {
+		return nil, &Error{Upstream: r.Upstream, Class: Permanent, Status: resp.StatusCode,
+			Reason: fmt.Sprintf("response body larger than %d bytes", maxBytes)}
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, URL: resp.Request.URL}, nil
+}
+
+func transportError(u upstream.Name, err error, timeout time.Duration) *Error {
+	switch {
+	case errors.Is(err, upstream.ErrHostNotAllowed):
+		return &Error{Upstream: u, Class: Permanent, Reason: "refused: " + upstream.ErrHostNotAllowed.Error(), Err: err}
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return &Error{Upstream: u, Class: Transient, Reason: fmt.Sprintf("no answer within %s", timeout), Err: err}
+	case errors.Is(err, context.Canceled):
+		return &Error{Upstream: u, Class: Transient, Reason: "request cancelled", Err: err}
+	default:
+		return &Error{Upstream: u, Class: Transient, Reason: "connection failed: " + shortTransportReason(err), Err: err}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// shortTransportReason keeps the innermost cause, without the request URL
+// (which could carry a query a person should not see in a status).
+func shortTransportReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+func statusError(u upstream.Name, resp *http.Response, body []byte) *Error {
+	e := &Error{Upstream: u, Status: resp.StatusCode, Body: body,
+		Reason: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		e.Class = Transient
+	default:
+		// 404, 403, other 4xx, and 1xx/3xx that were not followed.
+		e.Class = Permanent
+	}
+	e.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return e
+}
+
+// ParseRetryAfter reads a Retry-After header: delay-seconds or an
+// HTTP-date. Zero when absent or unreadable.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,228 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package outbound
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// newClient points the docswell upstream at srv.
+func newClient(t *testing.T, srv *httptest.Server, opts Options) (*Client, *prometheus.Registry) {
+	t.Helper()
+	ups := upstream.NewSet()
+	if err := ups.Set("docswell=" + srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	opts.Registerer = reg
+	c, err := New(ups, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, reg
+}
+
+func TestClassification(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		status     int
+		retryAfter string
+		class      Class
+		wantAfter  time.Duration
+	}{
+		{"404 is permanent (seed 001 §7.2)", 404, "", Permanent, 0},
+		{"403 is permanent (seed 001 §7.2)", 403, "", Permanent, 0},
+		{"400 is permanent", 400, "", Permanent, 0},
+		{"410 is permanent", 410, "", Permanent, 0},
+		{"500 is transient (seed 001 §7.2)", 500, "", Transient, 0},
+		{"502 is transient", 502, "", Transient, 0},
+		{"503 with Retry-After seconds is transient", 503, "30", Transient, 30 * time.Second},
+		{"429 with Retry-After is transient", 429, "7", Transient, 7 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(`{"status": 404, "errors": "Slide not found or private"}`))
+			}))
+			defer srv.Close()
+			c, _ := newClient(t, srv, Options{})
+			_, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/service/oembed"})
+			e, ok := Classify(err)
+			if !ok {
+				t.Fatalf("got %v, want a classified error", err)
+			}
+			if e.Class != tc.class || e.Status != tc.status || e.RetryAfter != tc.wantAfter {
+				t.Fatalf("got class %s status %d retryAfter %s", e.Class, e.Status, e.RetryAfter)
+			}
+			if !strings.Contains(string(e.Body), "Slide not found") {
+				t.Fatalf("error body not kept for the caller: %q", e.Body)
+			}
+		})
+	}
+}
+
+func TestRetryAfterAsHTTPDate(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	if d := ParseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now); d != 90*time.Second {
+		t.Fatalf("HTTP-date Retry-After = %s, want 90s", d)
+	}
+	for _, v := range []string{"", "soon", "-5", now.Add(-time.Minute).Format(http.TimeFormat)} {
+		if d := ParseRetryAfter(v, now); d != 0 {
+			t.Fatalf("ParseRetryAfter(%q) = %s, want 0", v, d)
+		}
+	}
+}
+
+func TestSuccessSendsUserAgentAndCountsMetrics(t *testing.T) {
+	var ua string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ua = r.Header.Get("User-Agent")
+		_, _ = w.Write([]byte(`{"type":"rich"}`))
+	}))
+	defer srv.Close()
+	c, reg := newClient(t, srv, Options{})
+	resp, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/service/oembed"})
+	if err != nil || string(resp.Body) != `{"type":"rich"}` {
+		t.Fatalf("resp %v err %v", resp, err)
+	}
+	if ua != DefaultUserAgent {
+		t.Fatalf("User-Agent = %q", ua)
+	}
+	_, _ = c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/x", Timeout: time.Nanosecond})
+	if n := testutil.ToFloat64(c.metrics.requests.WithLabelValues("docswell", "success")); n != 1 {
+		t.Fatalf("success count = %v", n)
+	}
+	if n := testutil.ToFloat64(c.metrics.requests.WithLabelValues("docswell", "transient")); n != 1 {
+		t.Fatalf("transient count = %v", n)
+	}
+	if n, err := testutil.GatherAndCount(reg, "switchboard_upstream_request_duration_seconds"); err != nil || n != 1 {
+		t.Fatalf("histogram series = %d, %v", n, err)
+	}
+}
+
+func TestTimeoutIsTransient(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, _ := newClient(t, srv, Options{Timeout: 100 * time.Millisecond})
+	began := time.Now()
+	_, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/slow"})
+	if !IsTransient(err) || !strings.Contains(err.Error(), "no answer within 100ms") {
+		t.Fatalf("got %v, want a transient timeout", err)
+	}
+	if elapsed := time.Since(began); elapsed > 5*time.Second {
+		t.Fatalf("timeout took %s", elapsed)
+	}
+}
+
+func TestConnectionRefusedIsTransient(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	c, _ := newClient(t, srv, Options{})
+	srv.Close()
+	_, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/"})
+	if !IsTransient(err) || !strings.Contains(err.Error(), "connection failed") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSizeCaps(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("x", 1000)))
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv, Options{})
+	if _, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, MaxBytes: 1000}); err != nil {
+		t.Fatalf("a body of exactly the cap was refused: %v", err)
+	}
+	_, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, MaxBytes: 999})
+	if !IsPermanent(err) || !strings.Contains(err.Error(), "larger than 999 bytes") {
+		t.Fatalf("got %v, want a permanent size error", err)
+	}
+}
+
+func TestOnlyUpstreamHostsAndNoRedirectOffThem(t *testing.T) {
+	reached := false
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached = true }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/steal", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusMovedPermanently)
+		default:
+			_, _ = w.Write([]byte("ok"))
+		}
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv, Options{})
+	_, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/away"})
+	if !IsPermanent(err) || !errors.Is(err, upstream.ErrHostNotAllowed) || reached {
+		t.Fatalf("off-host redirect: got %v (reached %v)", err, reached)
+	}
+	resp, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/moved"})
+	if err != nil || resp.URL.Path != "/here" {
+		t.Fatalf("same-host redirect: %v", err)
+	}
+	// A client library using HTTPClient directly is held to the allowlist too.
+	if _, err := c.HTTPClient().Get(other.URL); !errors.Is(err, upstream.ErrHostNotAllowed) {
+		t.Fatalf("direct request to another host: %v", err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	b := Backoff{Base: time.Second, Max: 30 * time.Second, Jitter: 0.2}
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second} {
+		for range 50 {
+			d := b.Delay(n, nil)
+			if d < want*8/10 || d > want*12/10 {
+				t.Fatalf("retry %d: %s outside %s ±20%%", n, d, want)
+			}
+		}
+	}
+	if d := b.Delay(20, nil); d > 30*time.Second {
+		t.Fatalf("uncapped delay %s", d)
+	}
+	slow := &Error{Class: Transient, RetryAfter: 20 * time.Second}
+	if d := b.Delay(1, slow); d != 20*time.Second {
+		t.Fatalf("Retry-After not honoured: %s", d)
+	}
+	huge := &Error{Class: Transient, RetryAfter: time.Hour}
+	if d := b.Delay(1, huge); d != 30*time.Second {
+		t.Fatalf("Retry-After not clamped: %s", d)
+	}
+}
