@@ -20,6 +20,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
+	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
@@ -37,7 +39,15 @@ type Deps struct {
 var controllers = []struct {
 	name  string
 	setup func(ctrl.Manager, Deps) error
-}{}
+}{
+	{"slidestock", func(mgr ctrl.Manager, d Deps) error {
+		return (&slidestock.Reconciler{
+			Client:   mgr.GetClient(),
+			Fetcher:  &oembed.Client{Out: d.Outbound},
+			Recorder: mgr.GetEventRecorder("slidestock-controller"),
+		}).SetupWithManager(mgr)
+	}},
+}
 
 func ctrlClientOptions(cache client.CacheOptions) client.Options {
 	return client.Options{Cache: &cache}

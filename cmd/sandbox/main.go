@@ -66,7 +66,7 @@ func main() {
 			google.AddClient(id, secret)
 		}
 	}
-	s := sandbox.New(google)
+	s := sandbox.New(google, sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
 
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
 	if err != nil {

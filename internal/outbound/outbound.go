@@ -182,6 +182,9 @@ type Request struct {
 	Body   io.Reader
 	// MaxBytes caps the response body (MaxJSONBytes when zero).
 	MaxBytes int64
+	// Truncate keeps the first MaxBytes of a larger body instead of failing:
+	// for HTML read only for its <title> (seed 001 §10.2).
+	Truncate bool
 	// Timeout overrides the client's per-request timeout.
 	Timeout time.Duration
 }
@@ -193,6 +196,8 @@ type Response struct {
 	Body   []byte
 	// URL is the final URL after redirects.
 	URL *url.URL
+	// Truncated is set when Request.Truncate cut the body at MaxBytes.
+	Truncated bool
 }
 
 // Do sends the request and reads the answer under the policy. A non-2xx
@@ -254,11 +259,15 @@ func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
 	if err != nil {
 		return nil, transportError(r.Upstream, err, timeout)
 	}
+	truncated := false
+	if int64(len(body)) > maxBytes && r.Truncate {
+		body, truncated = body[:maxBytes], true
+	}
 	if int64(len(body)) > maxBytes {
 		return nil, &Error{Upstream: r.Upstream, Class: Permanent, Status: resp.StatusCode,
 			Reason: fmt.Sprintf("response body larger than %d bytes", maxBytes)}
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, URL: resp.Request.URL}, nil
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, URL: resp.Request.URL, Truncated: truncated}, nil
 }
 
 func transportError(u upstream.Name, err error, timeout time.Duration) *Error {

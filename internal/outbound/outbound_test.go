@@ -172,6 +172,10 @@ func TestSizeCaps(t *testing.T) {
 	if !IsPermanent(err) || !strings.Contains(err.Error(), "larger than 999 bytes") {
 		t.Fatalf("got %v, want a permanent size error", err)
 	}
+	resp, err := c.Do(context.Background(), Request{Upstream: upstream.Docswell, MaxBytes: 100, Truncate: true})
+	if err != nil || len(resp.Body) != 100 || !resp.Truncated {
+		t.Fatalf("truncating read: %d bytes, truncated %v, %v", len(resp.Body), resp != nil && resp.Truncated, err)
+	}
 }
 
 func TestOnlyUpstreamHostsAndNoRedirectOffThem(t *testing.T) {

@@ -52,6 +52,8 @@ type Fault struct {
 	ContentType string `json:"contentType,omitempty"`
 	// RetryAfter is sent as the Retry-After header with Status.
 	RetryAfter string `json:"retryAfter,omitempty"`
+	// Location is sent as the Location header with Status (a 3xx redirect).
+	Location string `json:"location,omitempty"`
 	// Delay is waited before answering (to provoke client timeouts).
 	Delay Duration `json:"delay,omitempty"`
 	// Malformed cuts the emulator's real answer in half and appends junk,
@@ -176,6 +178,9 @@ func (s *Server) apply(f *Fault, h http.HandlerFunc, w http.ResponseWriter, r *h
 		w.Header().Set("Content-Type", ct)
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		if f.Location != "" {
+			w.Header().Set("Location", f.Location)
 		}
 		w.WriteHeader(f.Status)
 		body := f.Body

@@ -142,19 +142,33 @@ func (e *Env) Namespace(prefix string) (string, error) {
 	return ns.Name, nil
 }
 
-// Main is a TestMain body: it starts the control plane into *env, runs the
-// package's tests, stops the control plane and exits.
+// Main is a TestMain body: it starts the control plane into *env, runs
+// each setup (which may start a manager; it returns a stop function), runs
+// the package's tests, stops everything and exits.
 //
 //	var env *testenv.Env
 //	func TestMain(m *testing.M) { testenv.Main(m, &env) }
-func Main(m *testing.M, env **Env) {
+func Main(m *testing.M, env **Env, setups ...func(*Env) (stop func(), err error)) {
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	*env = e
+	var stops []func()
+	for _, setup := range setups {
+		stop, err := setup(e)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "test setup:", err)
+			_ = e.Stop()
+			os.Exit(1)
+		}
+		stops = append(stops, stop)
+	}
 	code := m.Run()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop envtest:", err)
 	}

@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package slidestock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+func newKey(t *testing.T, name string) types.NamespacedName {
+	t.Helper()
+	ns, err := env.Namespace("life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
+
+func update(t *testing.T, key types.NamespacedName, edit func(*v1alpha1.SlideStock)) {
+	t.Helper()
+	s := &v1alpha1.SlideStock{}
+	if err := env.Client.Get(context.Background(), key, s); err != nil {
+		t.Fatal(err)
+	}
+	edit(s)
+	if err := env.Client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func request(t *testing.T, key types.NamespacedName, value string) {
+	t.Helper()
+	update(t, key, func(s *v1alpha1.SlideStock) {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[v1alpha1.RequestedAtAnnotation] = value
+	})
+}
+
+func TestPendingToReadyIsOneStatusWrite(t *testing.T) {
+	box.ClearFaults()
+	key := newKey(t, "one-write")
+	create(t, key, atomURL)
+	waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
+	time.Sleep(300 * time.Millisecond) // let any stray reconcile happen
+	if n := hook.writesOf(key.Name); n != 1 {
+		t.Fatalf("%d status writes from Pending to Ready, want 1", n)
+	}
+}
+
+func TestAFailedStatusWriteIsRetried(t *testing.T) {
+	box.ClearFaults()
+	box.ResetCalls()
+	key := newKey(t, "db-failure")
+	hook.failNext(key.Name, 2)
+	create(t, key, docsURL)
+	s := waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
+	// Each lost write lost its fetch too: the fetch is repeated, as a
+	// Cloudflare Queue message would be redelivered.
+	if n := box.Calls(sandbox.DocswellOEmbed); n != 3 {
+		t.Fatalf("docswell called %d times, want 3 (two lost writes, one kept)", n)
+	}
+	if s.Status.EmbedURL != docsEmbed {
+		t.Fatalf("embed %q", s.Status.EmbedURL)
+	}
+}
+
+func TestRequestedAtRefetchesAReadyStock(t *testing.T) {
+	box.ClearFaults()
+	key := newKey(t, "refetch")
+	create(t, key, atomURL)
+	waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
+	box.ResetCalls()
+	sd.AddDeck(sandbox.SpeakerDeckDeck{User: "jnunemaker", Slug: "atom", Title: "Atom (2nd edition)", AuthorName: "John Nunemaker",
+		PlayerID: "31f86a9069ae0132dede22511952b5a3"})
+	defer sd.AddDeck(sandbox.SpeakerDeckDeck{User: "jnunemaker", Slug: "atom", Title: "Atom", AuthorName: "John Nunemaker",
+		PlayerID: "31f86a9069ae0132dede22511952b5a3"})
+	request(t, key, "2026-11-21T10:00:00Z")
+	s := waitFor(t, key, "re-fetched", func(s *v1alpha1.SlideStock) bool {
+		return s.Status.LastHandledRequestedAt == "2026-11-21T10:00:00Z" && s.Status.Phase == v1alpha1.SlideReady
+	})
+	if s.Status.Title != "Atom (2nd edition)" || box.Calls(sandbox.SpeakerDeckOEmbed) != 1 || s.Status.Attempts != 1 {
+		t.Fatalf("title %q, calls %d, attempts %d", s.Status.Title, box.Calls(sandbox.SpeakerDeckOEmbed), s.Status.Attempts)
+	}
+}
+
+func TestRequestedAtRetriesAFailedStock(t *testing.T) {
+	box.ClearFaults()
+	key := newKey(t, "retry-failed")
+	url := "https://speakerdeck.com/late/upload"
+	create(t, key, url)
+	waitFor(t, key, "Failed", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideFailed })
+	// The owner publishes the deck, and a person asks again (seed 001 §8.2).
+	sd.AddDeck(sandbox.SpeakerDeckDeck{User: "late", Slug: "upload", Title: "Now public", AuthorName: "Late", PlayerID: "cafe"})
+	request(t, key, "1")
+	s := waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
+	if s.Status.Title != "Now public" || s.Status.LastError != "" || status.Get(s, v1alpha1.StalledCondition) != nil {
+		t.Fatalf("status %+v", s.Status)
+	}
+}
+
+func TestChangingTheURLStartsOver(t *testing.T) {
+	box.ClearFaults()
+	key := newKey(t, "moved")
+	create(t, key, "https://speakerdeck.com/nobody/nothing")
+	waitFor(t, key, "Failed", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideFailed })
+	update(t, key, func(s *v1alpha1.SlideStock) { s.Spec.URL = gURL })
+	s := waitFor(t, key, "Ready on the new URL", func(s *v1alpha1.SlideStock) bool {
+		return s.Status.Phase == v1alpha1.SlideReady && s.Status.ObservedURL == gURL
+	})
+	if s.Status.Provider != v1alpha1.ProviderGoogleSlides || s.Status.Attempts != 1 || s.Status.CanonicalURL != "https://docs.google.com/presentation/d/"+gid {
+		t.Fatalf("status %+v", s.Status)
+	}
+}
+
+func TestAMemoEditKeepsTheMetadataAndCatchesUpTheGeneration(t *testing.T) {
+	box.ClearFaults()
+	key := newKey(t, "memo")
+	create(t, key, docsURL)
+	waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
+	box.ResetCalls()
+	update(t, key, func(s *v1alpha1.SlideStock) { s.Spec.Memo = "for Friday" })
+	s := waitFor(t, key, "generation observed", func(s *v1alpha1.SlideStock) bool { return s.Generation == 2 })
+	if box.Calls(sandbox.DocswellOEmbed) != 0 || s.Status.Phase != v1alpha1.SlideReady {
+		t.Fatalf("a memo edit re-fetched (%d calls) or changed the phase (%s)", box.Calls(sandbox.DocswellOEmbed), s.Status.Phase)
+	}
+}
+
+func TestSuspendedStocksAreLeftAlone(t *testing.T) {
+	box.ClearFaults()
+	box.ResetCalls()
+	key := newKey(t, "suspended")
+	s := &v1alpha1.SlideStock{}
+	s.Name, s.Namespace = key.Name, key.Namespace
+	s.Spec.URL, s.Spec.Suspend = atomURL, true
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status.Phase != "" || box.Calls(sandbox.SpeakerDeckOEmbed) != 0 {
+		t.Fatalf("a suspended stock was fetched: %+v", s.Status)
+	}
+	update(t, key, func(s *v1alpha1.SlideStock) { s.Spec.Suspend = false })
+	waitFor(t, key, "Ready after resuming", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
+}
