@@ -49,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 )
@@ -170,6 +171,11 @@ func (d *demo) run(ctx context.Context) error {
 
 	step("applying config/samples")
 	if err := d.applySamples(ctx); err != nil {
+		return err
+	}
+
+	step("stocking slides from all three providers, and one that does not exist")
+	if err := d.slides(ctx); err != nil {
 		return err
 	}
 
@@ -378,6 +384,65 @@ func (d *demo) applySamples(ctx context.Context) error {
 		fmt.Printf("    %s/%s created\n", strings.ToLower(u.GetKind()), u.GetName())
 	}
 	return nil
+}
+
+// demoSlides are stocked beside the sample (SpeakerDeck's "atom"); the
+// sandbox knows each of them except the last.
+var demoSlides = []struct{ name, url string }{
+	{"docswell-deck", "https://www.docswell.com/s/takai/59VDWM-windows-server-2025"},
+	{"google-deck", "https://docs.google.com/presentation/d/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/edit?usp=sharing"},
+	{"missing-deck", "https://speakerdeck.com/jnunemaker/no-such-deck"},
+}
+
+// slides creates the demo's SlideStocks and waits until every stock in the
+// namespace is Ready or Failed, as expected.
+func (d *demo) slides(ctx context.Context) error {
+	for _, s := range demoSlides {
+		obj := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: namespace}}
+		obj.Spec.URL = s.url
+		if err := d.c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("create SlideStock %s: %w", s.name, err)
+		}
+	}
+	want := map[string]v1alpha1.SlidePhase{"atom": v1alpha1.SlideReady, "docswell-deck": v1alpha1.SlideReady,
+		"google-deck": v1alpha1.SlideReady, "missing-deck": v1alpha1.SlideFailed}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var list v1alpha1.SlideStockList
+		if err := d.c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return err
+		}
+		done := 0
+		for _, s := range list.Items {
+			if s.Status.Phase == v1alpha1.SlideReady || s.Status.Phase == v1alpha1.SlideFailed {
+				done++
+			}
+		}
+		if done == len(want) && len(list.Items) == len(want) {
+			for _, s := range list.Items {
+				if s.Status.Phase != want[s.Name] {
+					return fmt.Errorf("SlideStock %s is %s (%s), want %s", s.Name, s.Status.Phase, s.Status.LastError, want[s.Name])
+				}
+				fmt.Printf("    %-14s %-7s %-13s %-40q %s\n", s.Name, s.Status.Phase, s.Status.Provider, s.Status.Title, firstNonEmpty(s.Status.EmbedURL, s.Status.LastError))
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("SlideStocks not settled after 60s (%d of %d)", done, len(want))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // checkWebhook shows that the webhook server refuses what it must, in the
