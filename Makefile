@@ -85,6 +85,10 @@ run: manifests generate ## Run the manager against the cluster in ~/.kube/config
 demo: manifests build envtest ## Run the whole system locally: control plane, sandbox, manager, webhook, samples (KEEP=1 keeps it running).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
 
+.PHONY: bench
+bench: manifests build envtest ## Benchmark SlideStock against a bare-client baseline; prints times, ratio, writes per stock, peak RSS.
+	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
+
 ##@ Dependencies
 
 $(LOCALBIN):

@@ -97,6 +97,11 @@ func (c *Client) getOEmbed(ctx context.Context, u upstream.Name, path string, q 
 	if err != nil {
 		return nil, err
 	}
+	return parseOEmbed(u, resp)
+}
+
+// parseOEmbed validates and decodes an answer; every failure is permanent.
+func parseOEmbed(u upstream.Name, resp *outbound.Response) (*response, error) {
 	if resp.Status != http.StatusOK {
 		return nil, outbound.PermanentError(u, fmt.Sprintf("oEmbed answered %d, want 200", resp.Status), nil)
 	}
@@ -172,7 +177,7 @@ func deref(s *string) string {
 var titleTag = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
 
 // googleSuffix is removed from the page title (seed 001 §4.3).
-var googleSuffix = regexp.MustCompile(` - Google (スライド|Slides)$`)
+var googleSuffix = regexp.MustCompile(`(^|\s)-\s+Google (スライド|Slides)$`)
 
 // googleSlides builds the embed URL, which always succeeds (seed 001 §4.5),
 // and tries for the title: any failure leaves it empty.
@@ -186,9 +191,17 @@ func (c *Client) googleSlides(ctx context.Context, ref slides.Ref) Metadata {
 	if err != nil {
 		return m
 	}
-	if t := titleTag.FindSubmatch(resp.Body); t != nil {
-		title := strings.TrimSpace(html.UnescapeString(strings.TrimSpace(string(t[1]))))
-		m.Title = strings.TrimSpace(googleSuffix.ReplaceAllString(title, ""))
-	}
+	m.Title = pageTitle(resp.Body)
 	return m
+}
+
+// pageTitle is the first <title> of a page, unescaped, without Google's
+// suffix; empty when there is none.
+func pageTitle(page []byte) string {
+	t := titleTag.FindSubmatch(page)
+	if t == nil {
+		return ""
+	}
+	title := strings.TrimSpace(html.UnescapeString(string(t[1])))
+	return strings.TrimSpace(googleSuffix.ReplaceAllString(title, ""))
 }

@@ -1,0 +1,364 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures the SlideStock controller against a baseline in
+// the same run, on a real kube-apiserver and etcd (envtest):
+//
+//   - baseline: a bare client creates N stocks and patches each one's
+//     status to Ready itself (the least work any controller could do);
+//   - controller: the same N creates, and the real manager binary — default
+//     settings, fetching from an instant in-process sandbox — takes every
+//     stock to Ready.
+//
+// It prints both times and their ratio, the manager's status writes per
+// stock (from its own client metrics), and the manager's peak RSS at N and
+// at a larger M stocks.
+//
+//	go run ./hack/bench --bin bin --n 1000 --m 10000
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+const deckURL = "https://speakerdeck.com/jnunemaker/atom"
+
+func main() {
+	bin := flag.String("bin", "bin", "Directory holding the manager binary.")
+	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
+	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
+	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
+	flag.Parse()
+	if err := run(*bin, *n, *m, *creators); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, n, m, creators int) error {
+	ctx := context.Background()
+	scheme := setup.Scheme()
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true, Scheme: scheme}
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("start envtest: %w", err)
+	}
+	defer func() { _ = env.Stop() }()
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1 // no client-side throttling, as the manager (controller-runtime's default)
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+
+	// An instant sandbox: the deck is known, answers come from memory.
+	box := sandbox.New(sandbox.NewSpeakerDeck())
+	srv := httptest.NewServer(box)
+	defer srv.Close()
+
+	fmt.Printf("SlideStock benchmark: N=%d, creators=%d, kube-apiserver and etcd from envtest, sandbox in process\n\n", n, creators)
+
+	// Baseline: a bare client creates and patches.
+	base, err := timed(func() error { return createAll(ctx, c, "bench-baseline", n, creators, true) })
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	if err := c.DeleteAllOf(ctx, &v1alpha1.SlideStock{}, client.InNamespace("bench-baseline")); err != nil {
+		return err
+	}
+
+	// The manager, as a separate process with default settings.
+	mgr, metricsURL, err := startManager(ctx, env, bin, srv.URL)
+	if err != nil {
+		return err
+	}
+	defer mgr.stop()
+	writesBefore, err := apiWrites(metricsURL)
+	if err != nil {
+		return err
+	}
+	var createsDone time.Time
+	ctrlTime, err := timed(func() error {
+		if err := createAll(ctx, c, "bench-controller", n, creators, false); err != nil {
+			return err
+		}
+		createsDone = time.Now()
+		return waitReady(ctx, c, "bench-controller", n)
+	})
+	lag := time.Since(createsDone)
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	writesAfter, err := apiWrites(metricsURL)
+	if err != nil {
+		return err
+	}
+	rssN := mgr.peakRSS()
+	fetches := box.Calls(sandbox.SpeakerDeckOEmbed)
+
+	fmt.Printf("%-52s %10s %12s\n", "", "time", "stocks/s")
+	fmt.Printf("%-52s %10s %12.0f\n", fmt.Sprintf("baseline: bare client, %d creates + %d status patches", n, n), base.Round(time.Millisecond), float64(n)/base.Seconds())
+	fmt.Printf("%-52s %10s %12.0f\n", fmt.Sprintf("controller: %d creates, manager takes all to Ready", n), ctrlTime.Round(time.Millisecond), float64(n)/ctrlTime.Seconds())
+	fmt.Printf("ratio controller/baseline: %.2f (target ≤ 1.5)\n", ctrlTime.Seconds()/base.Seconds())
+	fmt.Printf("last stock Ready %s after the last create (includes the 50 ms polling of this program)\n\n", lag.Round(time.Millisecond))
+	patches := writesAfter["PATCH"] - writesBefore["PATCH"]
+	total := 0.0
+	for method, v := range writesAfter {
+		total += v - writesBefore[method]
+	}
+	fmt.Printf("manager API writes per stock: %.2f status patches, %.2f writes in all (target: 1 status write Pending→Ready)\n", patches/float64(n), total/float64(n))
+	fmt.Printf("upstream fetches per stock: %.2f\n", float64(fetches)/float64(n))
+	fmt.Printf("manager peak RSS at %d stocks: %.1f MiB\n", n, float64(rssN)/(1<<20))
+
+	if m > n {
+		more, err := timed(func() error {
+			if err := createAll(ctx, c, "bench-more", m-n, creators, false); err != nil {
+				return err
+			}
+			return waitReady(ctx, c, "bench-more", m-n)
+		})
+		if err != nil {
+			return fmt.Errorf("%d stocks: %w", m, err)
+		}
+		fmt.Printf("manager peak RSS at %d stocks: %.1f MiB (%d more stocks Ready in %s)\n", m, float64(mgr.peakRSS())/(1<<20), m-n, more.Round(time.Millisecond))
+	}
+	return nil
+}
+
+func timed(f func() error) (time.Duration, error) {
+	began := time.Now()
+	err := f()
+	return time.Since(began), err
+}
+
+// createAll creates count stocks with `creators` clients; with patch, each
+// client then writes the Ready status the controller would have written.
+func createAll(ctx context.Context, c client.Client, ns string, count, creators int, patch bool) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, creators)
+	for range creators {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(count) {
+					return
+				}
+				s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("deck-%05d", i), Namespace: ns}}
+				s.Spec.URL = deckURL
+				if err := c.Create(ctx, s); err != nil {
+					errs <- err
+					return
+				}
+				if !patch {
+					continue
+				}
+				p := status.NewPatcher(c, s)
+				st := &s.Status
+				st.Phase, st.Provider, st.ObservedURL, st.CanonicalURL = v1alpha1.SlideReady, v1alpha1.ProviderSpeakerDeck, deckURL, deckURL
+				st.Title, st.AuthorName, st.EmbedURL, st.Attempts = "Atom", "John Nunemaker", "https://speakerdeck.com/player/31f86a9069ae0132dede22511952b5a3", 1
+				now := metav1.Now()
+				st.LastFetchedAt = &now
+				status.MarkReady(s, v1alpha1.SucceededReason, "embed URL from SpeakerDeck")
+				if err := p.Patch(ctx, s); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func waitReady(ctx context.Context, c client.Client, ns string, count int) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var list v1alpha1.SlideStockList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		ready := 0
+		for i := range list.Items {
+			if list.Items[i].Status.Phase == v1alpha1.SlideReady {
+				ready++
+			}
+		}
+		if ready == count {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d Ready after 10 minutes", ready, count)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type process struct{ cmd *exec.Cmd }
+
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+// peakRSS reads VmHWM, the process's high-water resident set size.
+func (p *process) peakRSS() int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string) (*process, string, error) {
+	user, err := env.AddUser(envtest.User{Name: "bench-manager", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := os.MkdirTemp("", "switchboard-bench")
+	if err != nil {
+		return nil, "", err
+	}
+	kcPath := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
+		return nil, "", err
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[0], "--health-probe-bind-address", ports[1]}
+	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
+		args = append(args, "--upstream", f)
+	}
+	logf, err := os.Create(filepath.Join(dir, "manager.log"))
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "manager"), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	p := &process{cmd: cmd}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + ports[1] + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, "http://" + ports[0] + "/metrics", nil
+			}
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, "", errors.New("manager not ready after 30s; see " + logf.Name())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// apiWrites sums the manager's rest_client_requests_total by method, for
+// the write methods.
+func apiWrites(metricsURL string) (map[string]float64, error) {
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+			if strings.Contains(line, `method="`+method+`"`) {
+				v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+				if err == nil {
+					out[method] += v
+				}
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+func freePorts(n int) ([]string, error) {
+	var out []string
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
+}
