@@ -33,20 +33,16 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -83,7 +80,11 @@ func run(bin string, n, m, creators int) error {
 	if err != nil {
 		return fmt.Errorf("start envtest: %w", err)
 	}
-	defer func() { _ = env.Stop() }()
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
+		}
+	}()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1 // no client-side throttling, as the manager (controller-runtime's default)
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -112,7 +113,7 @@ func run(bin string, n, m, creators int) error {
 	if err != nil {
 		return err
 	}
-	defer mgr.stop()
+	defer mgr.Stop()
 	writesBefore, err := apiWrites(metricsURL)
 	if err != nil {
 		return err
@@ -133,7 +134,7 @@ func run(bin string, n, m, creators int) error {
 	if err != nil {
 		return err
 	}
-	rssN := mgr.peakRSS()
+	rssN := mgr.PeakRSS()
 	fetches := box.Calls(sandbox.SpeakerDeckOEmbed)
 
 	fmt.Printf("%-52s %10s %12s\n", "", "time", "stocks/s")
@@ -160,7 +161,7 @@ func run(bin string, n, m, creators int) error {
 		if err != nil {
 			return fmt.Errorf("%d stocks: %w", m, err)
 		}
-		fmt.Printf("manager peak RSS at %d stocks: %.1f MiB (%d more stocks Ready in %s)\n", m, float64(mgr.peakRSS())/(1<<20), m-n, more.Round(time.Millisecond))
+		fmt.Printf("manager peak RSS at %d stocks: %.1f MiB (%d more stocks Ready in %s)\n", m, float64(mgr.PeakRSS())/(1<<20), m-n, more.Round(time.Millisecond))
 	}
 	return nil
 }
@@ -240,48 +241,16 @@ func waitReady(ctx context.Context, c client.Client, ns string, count int) error
 	}
 }
 
-type process struct{ cmd *exec.Cmd }
-
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	_ = p.cmd.Wait()
-}
-
-// peakRSS reads VmHWM, the process's high-water resident set size.
-func (p *process) peakRSS() int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return -1
-}
-
-func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string) (*process, string, error) {
-	user, err := env.AddUser(envtest.User{Name: "bench-manager", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return nil, "", err
-	}
+func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string) (*local.Process, string, error) {
 	dir, err := os.MkdirTemp("", "switchboard-bench")
 	if err != nil {
 		return nil, "", err
 	}
-	kcPath := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
+	kcPath, err := local.Kubeconfig(env, dir, "bench-manager")
+	if err != nil {
 		return nil, "", err
 	}
-	ports, err := freePorts(2)
+	ports, err := local.FreePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
@@ -289,31 +258,15 @@ func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL
 	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
 		args = append(args, "--upstream", f)
 	}
-	logf, err := os.Create(filepath.Join(dir, "manager.log"))
+	p, err := local.Start(bin, dir, "manager", args...)
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "manager"), args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
+	if err := local.WaitOK(ctx, "http://"+ports[1]+"/readyz", 30*time.Second); err != nil {
+		p.Stop()
+		return nil, "", fmt.Errorf("manager (log %s): %w", p.Log, err)
 	}
-	p := &process{cmd: cmd}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + ports[1] + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, "http://" + ports[0] + "/metrics", nil
-			}
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, "", errors.New("manager not ready after 30s; see " + logf.Name())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return p, "http://" + ports[0] + "/metrics", nil
 }
 
 // apiWrites sums the manager's rest_client_requests_total by method, for
@@ -342,23 +295,4 @@ func apiWrites(metricsURL string) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-func freePorts(n int) ([]string, error) {
-	var out []string
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		out = append(out, l.Addr().String())
-	}
-	return out, nil
 }

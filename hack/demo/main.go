@@ -30,7 +30,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -50,6 +49,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 )
@@ -76,7 +76,7 @@ func main() {
 type demo struct {
 	bin, dir string
 	env      *envtest.Environment
-	procs    []*exec.Cmd
+	procs    []*local.Process
 	c        client.Client
 }
 
@@ -100,16 +100,8 @@ func (d *demo) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start control plane (is KUBEBUILDER_ASSETS set? run 'make demo'): %w", err)
 	}
-	user, err := d.env.AddUser(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, nil)
+	kcPath, err := local.Kubeconfig(d.env, d.dir, "demo-admin")
 	if err != nil {
-		return err
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	kcPath := filepath.Join(d.dir, "kubeconfig")
-	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
 		return err
 	}
 	if d.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
@@ -117,7 +109,7 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	step("CRDs installed: %d", len(d.env.CRDs))
 
-	ports, err := freePorts(5)
+	ports, err := local.FreePorts(5)
 	if err != nil {
 		return err
 	}
@@ -132,7 +124,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.start("sandbox", "--addr", ports[0], "--seed", seedPath); err != nil {
 		return err
 	}
-	if err := waitOK(ctx, sandboxURL+"/_sandbox/routes"); err != nil {
+	if err := local.WaitOK(ctx, sandboxURL+"/_sandbox/routes", time.Minute); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	var upstreams []string
@@ -145,7 +137,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.start("manager", mgrArgs...); err != nil {
 		return err
 	}
-	if err := waitOK(ctx, "http://"+ports[3]+"/readyz"); err != nil {
+	if err := local.WaitOK(ctx, "http://"+ports[3]+"/readyz", time.Minute); err != nil {
 		return fmt.Errorf("manager: %w", err)
 	}
 
@@ -154,7 +146,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.start("webhook", whArgs...); err != nil {
 		return err
 	}
-	if err := waitOK(ctx, webhookURL+"/readyz"); err != nil {
+	if err := local.WaitOK(ctx, webhookURL+"/readyz", time.Minute); err != nil {
 		return fmt.Errorf("webhook: %w", err)
 	}
 
@@ -215,20 +207,13 @@ func (d *demo) run(ctx context.Context) error {
 	return nil
 }
 
-// start runs one of the binaries in its own process group, logging to
-// <dir>/<name>.log.
+// start runs one of the binaries, logging to <dir>/<name>.log.
 func (d *demo) start(name string, args ...string) error {
-	logf, err := os.Create(filepath.Join(d.dir, name+".log"))
+	p, err := local.Start(d.bin, d.dir, name, args...)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(d.bin, name), args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
-	}
-	d.procs = append(d.procs, cmd)
+	d.procs = append(d.procs, p)
 	return nil
 }
 
@@ -236,61 +221,11 @@ func (d *demo) start(name string, args ...string) error {
 // control plane.
 func (d *demo) cleanup() {
 	for i := len(d.procs) - 1; i >= 0; i-- {
-		p := d.procs[i]
-		_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		d.procs[i].Stop()
 	}
 	if d.env != nil {
 		if err := d.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop control plane:", err)
-		}
-	}
-}
-
-func freePorts(n int) ([]string, error) {
-	var addrs []string
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs, nil
-}
-
-func waitOK(ctx context.Context, u string) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(u)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("answered %d", resp.StatusCode)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after 60s: %w", u, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
