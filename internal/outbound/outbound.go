@@ -164,6 +164,9 @@ func New(ups *upstream.Set, opts Options) (*Client, error) {
 	}, nil
 }
 
+// Endpoint is the URL of path on an upstream.
+func (c *Client) Endpoint(u upstream.Name, path string) string { return c.ups.Endpoint(u, path) }
+
 // HTTPClient is the underlying client (allowlist and redirect rule, no
 // size cap or classification) for client libraries that must own the
 // request, such as the Notion and Google SDKs.

@@ -45,6 +45,7 @@ const (
 	GoogleOAuth  Name = "googleoauth"  // Google OAuth 2.0 token endpoint
 	GoogleAPIs   Name = "googleapis"   // Google Calendar and Sheets APIs
 	S3           Name = "s3"           // S3-compatible object storage
+	Discord      Name = "discord"      // Discord OAuth (seed 003's sessions)
 )
 
 // defaults are the real endpoints. extraHosts are further hosts an upstream
@@ -62,6 +63,7 @@ var defaults = map[Name]struct {
 	GoogleOAuth:  {url: "https://oauth2.googleapis.com"},
 	GoogleAPIs:   {url: "https://www.googleapis.com", extraHosts: []string{"sheets.googleapis.com"}},
 	S3:           {url: "https://s3.amazonaws.com"},
+	Discord:      {url: "https://discord.com"},
 }
 
 // Names lists every upstream, sorted.

@@ -34,7 +34,7 @@ func TestDefaultsAreTheRealEndpoints(t *testing.T) {
 		Notion: "https://api.notion.com", Arxiv: "https://export.arxiv.org",
 		SpeakerDeck: "https://speakerdeck.com", Docswell: "https://www.docswell.com",
 		GoogleSlides: "https://docs.google.com", GoogleOAuth: "https://oauth2.googleapis.com",
-		GoogleAPIs: "https://www.googleapis.com", S3: "https://s3.amazonaws.com",
+		GoogleAPIs: "https://www.googleapis.com", S3: "https://s3.amazonaws.com", Discord: "https://discord.com",
 	} {
 		if got := s.URL(name).String(); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)

@@ -1,0 +1,352 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+)
+
+// ErrReauthRequired means the provider refused the grant for good (401,
+// invalid_client, or invalid_grant that no other writer explains): a person
+// must connect again. The token Secret is kept (seed 000 §3.7.6).
+var ErrReauthRequired = errors.New("the provider refused the grant; connect again")
+
+// RateLimitBackoff are the waits after a 429 from a token endpoint: three
+// retries at 1, 2 and 4 seconds (seed 000 §3.7.6, §7.2).
+var RateLimitBackoff = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+
+// Engine refreshes and exchanges tokens for every provider.
+type Engine struct {
+	Store *Store
+	Out   *outbound.Client
+	Clock clock.PassiveClock
+	// Sleep waits between 429 retries (a context-aware sleep when nil).
+	Sleep func(context.Context, time.Duration) error
+
+	flights singleflight.Group
+	// beforeCall runs just before a refresh call (tests use it to play a
+	// concurrent writer).
+	beforeCall func()
+}
+
+func (e *Engine) now() time.Time {
+	if e.Clock == nil {
+		return time.Now()
+	}
+	return e.Clock.Now()
+}
+
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	if e.Sleep != nil {
+		return e.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Due reports whether a token should be refreshed: less than margin left,
+// or no expiry known.
+func (e *Engine) Due(t Token, margin time.Duration) bool {
+	return t.Expiry.IsZero() || !t.Expiry.After(e.now().Add(margin))
+}
+
+// Ensure returns the grant in tokenKey, refreshed first when less than
+// margin remains or when force is set. Concurrent calls for one Secret
+// share one refresh.
+func (e *Engine) Ensure(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName, margin time.Duration, force bool) (Token, error) {
+	if !force {
+		st, err := e.Store.load(ctx, tokenKey)
+		if err != nil {
+			return Token{}, err
+		}
+		if st.exists && st.AccessToken != "" && !e.Due(st.Token, margin) {
+			return st.Token, nil
+		}
+	}
+	v, err, _ := e.flights.Do(tokenKey.String(), func() (any, error) {
+		return e.refresh(ctx, p, clientKey, tokenKey, margin, force)
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	return v.(Token), nil
+}
+
+func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName, margin time.Duration, force bool) (Token, error) {
+	st, err := e.Store.load(ctx, tokenKey)
+	if err != nil {
+		return Token{}, err
+	}
+	if !st.exists || st.RefreshToken == "" {
+		return Token{}, fmt.Errorf("%s grant in Secret %s has no refresh token: %w", p.Name, tokenKey, ErrReauthRequired)
+	}
+	if !force && st.AccessToken != "" && !e.Due(st.Token, margin) {
+		return st.Token, nil // refreshed by the flight before ours
+	}
+	creds, err := e.Store.LoadClient(ctx, clientKey)
+	if err != nil {
+		return Token{}, err
+	}
+	if e.beforeCall != nil {
+		e.beforeCall()
+	}
+	resp, err := e.callWithRateLimitRetry(ctx, p, creds, map[string]string{"grant_type": "refresh_token", "refresh_token": st.RefreshToken})
+	switch {
+	case errors.Is(err, errInvalidGrant):
+		// Another writer may have rotated the pair after we read it: its
+		// newer refresh token explains the refusal.
+		now, lerr := e.Store.load(ctx, tokenKey)
+		if lerr == nil && now.RefreshToken != "" && now.RefreshToken != st.RefreshToken {
+			return now.Token, nil
+		}
+		return Token{}, fmt.Errorf("refresh %s grant in Secret %s: %w", p.Name, tokenKey, ErrReauthRequired)
+	case err != nil:
+		return Token{}, fmt.Errorf("refresh %s grant in Secret %s: %w", p.Name, tokenKey, err)
+	}
+	next := e.tokenFrom(p, resp, st.Token)
+	for {
+		err := e.Store.save(ctx, tokenKey, next, st)
+		if err == nil {
+			return next, nil
+		}
+		if !apierrors.IsConflict(err) {
+			// The provider rotated and we could not keep the new pair: the
+			// grant may be lost, and saying so beats hiding it.
+			return Token{}, fmt.Errorf("persist refreshed %s grant in Secret %s: %w", p.Name, tokenKey, err)
+		}
+		cur, lerr := e.Store.load(ctx, tokenKey)
+		if lerr != nil {
+			return Token{}, lerr
+		}
+		if cur.RefreshToken != st.RefreshToken {
+			return cur.Token, nil // a newer grant was written (a new OAuth callback)
+		}
+		st = cur // only other keys changed: write our pair over them
+	}
+}
+
+// Exchange trades an authorization code for a grant (the OAuth callback).
+func (e *Engine) Exchange(ctx context.Context, p Provider, creds ClientCredentials, code, redirectURI, verifier string) (Token, error) {
+	params := map[string]string{"grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI}
+	if verifier != "" {
+		params["code_verifier"] = verifier
+	}
+	resp, err := e.call(ctx, p, creds, params)
+	if errors.Is(err, errInvalidGrant) {
+		return Token{}, fmt.Errorf("exchange %s code: %w", p.Name, ErrReauthRequired)
+	}
+	if err != nil {
+		return Token{}, fmt.Errorf("exchange %s code: %w", p.Name, err)
+	}
+	return e.tokenFrom(p, resp, Token{}), nil
+}
+
+// tokenFrom builds the new grant; a provider that does not rotate (Google)
+// keeps the old refresh token.
+func (e *Engine) tokenFrom(p Provider, r tokenResponse, old Token) Token {
+	t := Token{AccessToken: r.AccessToken, RefreshToken: r.RefreshToken, TokenType: r.TokenType, Extra: map[string]string{}}
+	if t.RefreshToken == "" {
+		t.RefreshToken = old.RefreshToken
+	}
+	life := p.AssumedLifetime
+	if r.ExpiresIn > 0 {
+		life = time.Duration(r.ExpiresIn) * time.Second
+	}
+	t.Expiry = e.now().Add(life).Truncate(time.Second)
+	for k, v := range old.Extra {
+		t.Extra[k] = v
+	}
+	for k, v := range r.Extra {
+		t.Extra[k] = v
+	}
+	return t
+}
+
+func (e *Engine) callWithRateLimitRetry(ctx context.Context, p Provider, creds ClientCredentials, params map[string]string) (tokenResponse, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := e.call(ctx, p, creds, params)
+		if !errors.Is(err, errRateLimited) || attempt >= len(RateLimitBackoff) {
+			return resp, err
+		}
+		if serr := e.sleep(ctx, RateLimitBackoff[attempt]); serr != nil {
+			return tokenResponse{}, serr
+		}
+	}
+}
+
+// Internal outcomes of a token call.
+var (
+	errInvalidGrant = errors.New("invalid_grant")
+	errRateLimited  = errors.New("rate limited (429)")
+)
+
+// tokenResponse is the union of the providers' token answers.
+type tokenResponse struct {
+	AccessToken  string
+	RefreshToken string
+	TokenType    string
+	ExpiresIn    int64
+	// Extra are the provider's own string fields (Notion: workspace_id,
+	// workspace_name, bot_id, duplicated_template_id).
+	Extra map[string]string
+}
+
+// notionExtra are the Notion fields kept with the grant (seed 000 §3.1.2).
+var notionExtra = []string{"workspace_id", "workspace_name", "bot_id", "duplicated_template_id"}
+
+func (e *Engine) call(ctx context.Context, p Provider, creds ClientCredentials, params map[string]string) (tokenResponse, error) {
+	if p.UseOAuth2Library {
+		return e.callOAuth2(ctx, p, creds, params)
+	}
+	var body []byte
+	contentType := "application/json"
+	if p.Encoding == JSON {
+		body, _ = json.Marshal(params)
+	} else {
+		v := url.Values{}
+		for k, s := range params {
+			v.Set(k, s)
+		}
+		body, contentType = []byte(v.Encode()), "application/x-www-form-urlencoded"
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte(creds.ID + ":" + creds.Secret))
+	resp, err := e.Out.Do(ctx, outbound.Request{
+		Upstream: p.TokenUpstream, Method: http.MethodPost, Path: p.TokenPath, Body: bytes.NewReader(body),
+		Header: http.Header{"Content-Type": {contentType}, "Accept": {"application/json"}, "Authorization": {"Basic " + basic}},
+	})
+	if err != nil {
+		return tokenResponse{}, classify(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(resp.Body, &raw); err != nil {
+		return tokenResponse{}, outbound.PermanentError(p.TokenUpstream, "token answer is not JSON", err)
+	}
+	r := tokenResponse{Extra: map[string]string{}}
+	r.AccessToken, _ = raw["access_token"].(string)
+	r.RefreshToken, _ = raw["refresh_token"].(string)
+	r.TokenType, _ = raw["token_type"].(string)
+	if n, ok := raw["expires_in"].(float64); ok {
+		r.ExpiresIn = int64(n)
+	}
+	for _, k := range notionExtra {
+		if s, ok := raw[k].(string); ok {
+			r.Extra[k] = s
+		}
+	}
+	if r.AccessToken == "" {
+		return tokenResponse{}, outbound.PermanentError(p.TokenUpstream, "token answer has no access_token", nil)
+	}
+	return r, nil
+}
+
+// classify turns a token endpoint failure into the engine's outcomes.
+func classify(err error) error {
+	oe, ok := outbound.Classify(err)
+	if !ok {
+		return err
+	}
+	var body struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(oe.Body, &body)
+	switch {
+	case oe.Status == http.StatusTooManyRequests:
+		return fmt.Errorf("%w: %w", errRateLimited, err)
+	case oe.Status == http.StatusUnauthorized || body.Error == "invalid_client":
+		return fmt.Errorf("%w (%s)", ErrReauthRequired, oe.Reason)
+	case body.Error == "invalid_grant":
+		return errInvalidGrant
+	}
+	return err
+}
+
+// callOAuth2 makes the token call through golang.org/x/oauth2 (Google),
+// on the outbound policy's allowlisted client.
+func (e *Engine) callOAuth2(ctx context.Context, p Provider, creds ClientCredentials, params map[string]string) (tokenResponse, error) {
+	cfg := &oauth2.Config{
+		ClientID: creds.ID, ClientSecret: creds.Secret, Scopes: p.Scopes,
+		Endpoint: oauth2.Endpoint{
+			AuthURL:  p.AuthorizeURL,
+			TokenURL: e.Out.Endpoint(p.TokenUpstream, p.TokenPath),
+			// Named, not auto-detected: auto-detection sends every failed
+			// call twice, which burns one-use codes and doubles 429s.
+			AuthStyle: oauth2.AuthStyleInHeader,
+		},
+		RedirectURL: params["redirect_uri"],
+	}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, e.Out.HTTPClient())
+	var (
+		tok *oauth2.Token
+		err error
+	)
+	if params["grant_type"] == "authorization_code" {
+		var opts []oauth2.AuthCodeOption
+		if v := params["code_verifier"]; v != "" {
+			opts = append(opts, oauth2.VerifierOption(v))
+		}
+		tok, err = cfg.Exchange(ctx, params["code"], opts...)
+	} else {
+		tok, err = cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: params["refresh_token"]}).Token()
+	}
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.Response != nil {
+			switch {
+			case re.Response.StatusCode == http.StatusTooManyRequests:
+				return tokenResponse{}, fmt.Errorf("%w: %s", errRateLimited, p.Name)
+			case re.Response.StatusCode == http.StatusUnauthorized || re.ErrorCode == "invalid_client":
+				return tokenResponse{}, fmt.Errorf("%w (%s: HTTP %d %s)", ErrReauthRequired, p.Name, re.Response.StatusCode, re.ErrorCode)
+			case re.ErrorCode == "invalid_grant":
+				return tokenResponse{}, errInvalidGrant
+			case re.Response.StatusCode >= 500:
+				return tokenResponse{}, &outbound.Error{Upstream: p.TokenUpstream, Class: outbound.Transient, Status: re.Response.StatusCode,
+					Reason: fmt.Sprintf("HTTP %d from the token endpoint", re.Response.StatusCode)}
+			}
+			return tokenResponse{}, &outbound.Error{Upstream: p.TokenUpstream, Class: outbound.Permanent, Status: re.Response.StatusCode,
+				Reason: fmt.Sprintf("HTTP %d %s from the token endpoint", re.Response.StatusCode, re.ErrorCode)}
+		}
+		// Transport failures: the library wraps them; they are transient.
+		return tokenResponse{}, &outbound.Error{Upstream: p.TokenUpstream, Class: outbound.Transient, Reason: "token endpoint unreachable", Err: err}
+	}
+	r := tokenResponse{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType, Extra: map[string]string{}}
+	if !tok.Expiry.IsZero() {
+		r.ExpiresIn = int64(time.Until(tok.Expiry).Round(time.Second) / time.Second)
+	}
+	return r, nil
+}

@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/internal/setup"
+)
+
+// Secret keys of the token store (documented on OAuthCredentials in the
+// API): the grant, and what the provider said about it.
+const (
+	KeyAccessToken  = "access_token"
+	KeyRefreshToken = "refresh_token"
+	KeyTokenType    = "token_type"
+	KeyExpiry       = "expiry" // RFC 3339
+	KeyClientID     = "client_id"
+	KeyClientSecret = "client_secret"
+)
+
+// Token is a grant. Extra holds provider fields kept beside it (Notion's
+// workspace_id, workspace_name, bot_id, duplicated_template_id); they are
+// not secret but belong to the grant, so they live in the same Secret.
+type Token struct {
+	AccessToken, RefreshToken, TokenType string
+	Expiry                               time.Time
+	Extra                                map[string]string
+}
+
+// ClientCredentials are an OAuth client's id and secret.
+type ClientCredentials struct{ ID, Secret string }
+
+// Store reads and writes grants in Secrets. It reads from the API server,
+// never a cache, so a refresh always starts from the newest pair.
+type Store struct {
+	Reader client.Reader
+	Writer client.Client
+}
+
+// stored is a token with the Secret's resourceVersion, for optimistic
+// concurrency.
+type stored struct {
+	Token
+	resourceVersion string
+	exists          bool
+}
+
+func (s *Store) load(ctx context.Context, key types.NamespacedName) (stored, error) {
+	var sec corev1.Secret
+	if err := s.Reader.Get(ctx, key, &sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return stored{}, nil
+		}
+		return stored{}, fmt.Errorf("read token Secret %s: %w", key, err)
+	}
+	t := Token{Extra: map[string]string{}}
+	for k, v := range sec.Data {
+		switch k {
+		case KeyAccessToken:
+			t.AccessToken = string(v)
+		case KeyRefreshToken:
+			t.RefreshToken = string(v)
+		case KeyTokenType:
+			t.TokenType = string(v)
+		case KeyExpiry:
+			t.Expiry, _ = time.Parse(time.RFC3339, string(v))
+		default:
+			t.Extra[k] = string(v)
+		}
+	}
+	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true}, nil
+}
+
+// Load reads a grant; ok is false when the Secret does not exist.
+func (s *Store) Load(ctx context.Context, key types.NamespacedName) (Token, bool, error) {
+	st, err := s.load(ctx, key)
+	return st.Token, st.exists, err
+}
+
+// save writes the whole grant in one update, failing with a Conflict when
+// the Secret changed since prev was read (or exists when prev says not).
+func (s *Store) save(ctx context.Context, key types.NamespacedName, t Token, prev stored) error {
+	data := map[string][]byte{}
+	for k, v := range t.Extra {
+		data[k] = []byte(v)
+	}
+	data[KeyAccessToken] = []byte(t.AccessToken)
+	data[KeyRefreshToken] = []byte(t.RefreshToken)
+	data[KeyTokenType] = []byte(t.TokenType)
+	if !t.Expiry.IsZero() {
+		data[KeyExpiry] = []byte(t.Expiry.UTC().Format(time.RFC3339))
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
+			Labels: map[string]string{setup.ManagedByLabel: setup.ManagedByValue}},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+	if !prev.exists {
+		return s.Writer.Create(ctx, sec)
+	}
+	// Update with the resourceVersion read: a concurrent writer makes this
+	// a Conflict instead of a silent overwrite.
+	sec.ResourceVersion = prev.resourceVersion
+	return s.Writer.Update(ctx, sec)
+}
+
+// Save writes a new grant (after an OAuth callback), replacing any.
+func (s *Store) Save(ctx context.Context, key types.NamespacedName, t Token) error {
+	for {
+		prev, err := s.load(ctx, key)
+		if err != nil {
+			return err
+		}
+		err = s.save(ctx, key, t, prev)
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		return err
+	}
+}
+
+// LoadClient reads client_id and client_secret.
+func (s *Store) LoadClient(ctx context.Context, key types.NamespacedName) (ClientCredentials, error) {
+	var sec corev1.Secret
+	if err := s.Reader.Get(ctx, key, &sec); err != nil {
+		return ClientCredentials{}, fmt.Errorf("read OAuth client Secret %s: %w", key, err)
+	}
+	c := ClientCredentials{ID: string(sec.Data[KeyClientID]), Secret: string(sec.Data[KeyClientSecret])}
+	if c.ID == "" || c.Secret == "" {
+		return ClientCredentials{}, fmt.Errorf("OAuth client Secret %s needs keys %s and %s", key, KeyClientID, KeyClientSecret)
+	}
+	return c, nil
+}

@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sandbox
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// Route names of the Notion emulator.
+const (
+	NotionOAuthToken = "notion.oauth.token" //nolint:gosec // a route name, not a credential
+)
+
+// NotionWorkspace is the workspace a Notion grant is for.
+type NotionWorkspace struct {
+	ID, Name, BotID string
+	// DuplicatedTemplateID is set when the person duplicated the template.
+	DuplicatedTemplateID string
+}
+
+type notionGrant struct {
+	clientID  string
+	workspace NotionWorkspace
+}
+
+// Notion emulates the Notion API. Its OAuth token endpoint
+// (POST /v1/oauth/token, JSON body, Basic client authentication; seed 000
+// §3.1.2, §3.7.3) rotates refresh tokens: every refresh answers a new
+// access token and a new refresh token, and the old refresh token is dead
+// from then on.
+type Notion struct {
+	mu      sync.Mutex
+	clients map[string]string // client_id → client_secret
+	codes   map[string]notionCode
+	refresh map[string]notionGrant
+	access  map[string]notionGrant
+}
+
+type notionCode struct {
+	grant       notionGrant
+	redirectURI string
+}
+
+// NewNotion returns an emulator with no clients.
+func NewNotion() *Notion {
+	return &Notion{clients: map[string]string{}, codes: map[string]notionCode{},
+		refresh: map[string]notionGrant{}, access: map[string]notionGrant{}}
+}
+
+// Upstream implements Emulator.
+func (n *Notion) Upstream() upstream.Name { return upstream.Notion }
+
+// Register implements Emulator.
+func (n *Notion) Register(s *Server) {
+	s.Handle(NotionOAuthToken, "POST /notion/v1/oauth/token", n.token)
+}
+
+// AddClient registers a public integration's OAuth client.
+func (n *Notion) AddClient(id, secret string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.clients[id] = secret
+}
+
+// IssueCode is what the consent page gives the callback.
+func (n *Notion) IssueCode(clientID, redirectURI string, ws NotionWorkspace) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	code := randomToken(36)
+	n.codes[code] = notionCode{grant: notionGrant{clientID: clientID, workspace: ws}, redirectURI: redirectURI}
+	return code
+}
+
+// IssueRefreshToken creates a grant as if a person had connected earlier.
+func (n *Notion) IssueRefreshToken(clientID string, ws NotionWorkspace) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rt := "nrt_" + randomToken(40)
+	n.refresh[rt] = notionGrant{clientID: clientID, workspace: ws}
+	return rt
+}
+
+// ValidAccessToken reports whether an integration token is live.
+func (n *Notion) ValidAccessToken(tok string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.access[tok]
+	return ok
+}
+
+func notionOAuthError(w http.ResponseWriter, status int, code, description string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}
+
+func (n *Notion) token(w http.ResponseWriter, r *http.Request) {
+	id, secret, ok := r.BasicAuth()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if want, known := n.clients[id]; !ok || !known || subtle.ConstantTimeCompare([]byte(secret), []byte(want)) != 1 {
+		notionOAuthError(w, http.StatusUnauthorized, "invalid_client", "Client authentication failed.")
+		return
+	}
+	var body struct {
+		GrantType    string `json:"grant_type"`
+		Code         string `json:"code"`
+		RedirectURI  string `json:"redirect_uri"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil {
+		notionOAuthError(w, http.StatusBadRequest, "invalid_request", "Request body must be JSON.")
+		return
+	}
+	var g notionGrant
+	switch body.GrantType {
+	case "authorization_code":
+		c, ok := n.codes[body.Code]
+		delete(n.codes, body.Code) // usable once
+		if !ok || c.grant.clientID != id || c.redirectURI != body.RedirectURI {
+			notionOAuthError(w, http.StatusBadRequest, "invalid_grant", "Invalid code.")
+			return
+		}
+		g = c.grant
+	case "refresh_token":
+		old, ok := n.refresh[body.RefreshToken]
+		if !ok || old.clientID != id {
+			notionOAuthError(w, http.StatusBadRequest, "invalid_grant", "Invalid refresh token.")
+			return
+		}
+		delete(n.refresh, body.RefreshToken) // rotation: the old one is dead
+		g = old
+	default:
+		notionOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Unsupported grant_type.")
+		return
+	}
+	access, refresh := "ntn_"+randomToken(46), "nrt_"+randomToken(40)
+	n.access[access] = g
+	n.refresh[refresh] = g
+	resp := map[string]any{
+		"access_token": access, "token_type": "bearer", "refresh_token": refresh,
+		"bot_id": g.workspace.BotID, "workspace_id": g.workspace.ID, "workspace_name": g.workspace.Name,
+		"workspace_icon": nil, "owner": map[string]any{"type": "user"},
+		"duplicated_template_id": nilIfEmpty(g.workspace.DuplicatedTemplateID), "request_id": randomToken(8),
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
