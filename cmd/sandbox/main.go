@@ -43,6 +43,9 @@ type seed struct {
 	GoogleOAuth struct {
 		Clients map[string]string `json:"clients"` // client_id → client_secret
 	} `json:"googleOAuth"`
+	Notion struct {
+		Clients map[string]string `json:"clients"` // client_id → client_secret
+	} `json:"notion"`
 }
 
 func main() {
@@ -52,8 +55,8 @@ func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 
 	google := sandbox.NewGoogleOAuth()
+	var sd seed
 	if *seedFile != "" {
-		var sd seed
 		b, err := os.ReadFile(*seedFile)
 		if err == nil {
 			err = json.Unmarshal(b, &sd)
@@ -66,7 +69,11 @@ func main() {
 			google.AddClient(id, secret)
 		}
 	}
-	s := sandbox.New(google, sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
+	notion := sandbox.NewNotion()
+	for id, secret := range sd.Notion.Clients {
+		notion.AddClient(id, secret)
+	}
+	s := sandbox.New(google, notion, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
 
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
 	if err != nil {

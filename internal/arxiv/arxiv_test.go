@@ -1,0 +1,205 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package arxiv_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+func TestParseLink(t *testing.T) {
+	for link, want := range map[string]string{
+		// The seed's forms (§3.3.2).
+		"https://arxiv.org/abs/2301.12345":     "2301.12345",
+		"https://arxiv.org/abs/2301.12345v1":   "2301.12345",
+		"https://arxiv.org/pdf/2301.12345.pdf": "2301.12345",
+		"http://arxiv.org/abs/2301.12345":      "2301.12345",
+		// Also: five-digit numbers, versions on PDFs, www and export hosts,
+		// trailing slashes, queries, and old-style identifiers.
+		"https://arxiv.org/abs/2301.01234v12":                "2301.01234",
+		"https://arxiv.org/pdf/2301.12345v3":                 "2301.12345",
+		"https://www.arxiv.org/abs/2301.12345/":              "2301.12345",
+		"https://export.arxiv.org/abs/2301.12345?context=cs": "2301.12345",
+		"https://arxiv.org/abs/hep-th/9901001":               "hep-th/9901001",
+		"https://arxiv.org/abs/hep-th/9901001v2":             "hep-th/9901001",
+		"http://arxiv.org/pdf/math.GT/0309136.pdf":           "math.GT/0309136",
+		"https://arxiv.org/abs/cond-mat/0102536v1":           "cond-mat/0102536",
+		"  https://arxiv.org/abs/2301.12345  ":               "2301.12345",
+	} {
+		got, err := arxiv.ParseLink(link)
+		if err != nil || got != want {
+			t.Errorf("ParseLink(%q) = %q, %v; want %q", link, got, err, want)
+		}
+	}
+	for _, link := range []string{
+		"", "arxiv.org/abs/2301.12345", "https://arxiv.org/list/cs.LG/recent", "https://example.org/abs/2301.12345",
+		"https://arxiv.org.evil.example/abs/2301.12345", "https://arxiv.org/abs/231.12345", "https://arxiv.org/abs/2301.123",
+		"https://arxiv.org/abs/2301.123456", "https://arxiv.org/abs/HEP-TH/9901001", "ftp://arxiv.org/abs/2301.12345",
+		"https://arxiv.org/abs/", "javascript:alert(1)",
+	} {
+		if _, err := arxiv.ParseLink(link); !errors.Is(err, arxiv.ErrNotArxiv) {
+			t.Errorf("ParseLink(%q) = %v, want ErrNotArxiv", link, err)
+		}
+	}
+}
+
+func FuzzParseLink(f *testing.F) {
+	for _, s := range []string{"https://arxiv.org/abs/2301.12345v2", "http://arxiv.org/pdf/hep-th/9901001.pdf", "https://arxiv.org/abs/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, link string) {
+		id, err := arxiv.ParseLink(link)
+		if err != nil {
+			if !errors.Is(err, arxiv.ErrNotArxiv) {
+				t.Fatalf("error %v does not wrap ErrNotArxiv", err)
+			}
+			return
+		}
+		if !arxiv.ValidID(id) {
+			t.Fatalf("%q gave %q, not a versionless arXiv id", link, id)
+		}
+		again, err := arxiv.ParseLink("https://arxiv.org/abs/" + id)
+		if err != nil || again != id {
+			t.Fatalf("id %q does not round-trip: %q %v", id, again, err)
+		}
+	})
+}
+
+func FuzzParseFeed(f *testing.F) {
+	f.Add(`<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/2301.12345v1</id><title>T</title><published>2023-01-29T18:04:11Z</published></entry></feed>`)
+	f.Add(`<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/api/errors#x</id><title>Error</title></entry></feed>`)
+	f.Add(`<html>not a feed</html>`)
+	f.Fuzz(func(t *testing.T, data string) {
+		feed, err := arxiv.ParseFeed([]byte(data))
+		if err != nil {
+			return
+		}
+		for _, p := range feed.Papers {
+			if !arxiv.ValidID(p.ID) || p.Title == "" || p.Title != strings.Join(strings.Fields(p.Title), " ") {
+				t.Fatalf("bad paper %+v", p)
+			}
+		}
+	})
+}
+
+func newClient(t *testing.T, pacer *arxiv.Pacer) (*arxiv.Client, *sandbox.Server, *sandbox.Arxiv) {
+	t.Helper()
+	a := sandbox.NewArxiv()
+	box := sandbox.New(a)
+	srv := httptest.NewServer(box)
+	t.Cleanup(srv.Close)
+	ups := upstream.NewSet()
+	if err := ups.Set("arxiv=" + srv.URL + "/arxiv"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := outbound.New(ups, outbound.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &arxiv.Client{Out: out, Pacer: pacer}, box, a
+}
+
+func TestFetchABatchNormalisesAndFindsUnknownIDs(t *testing.T) {
+	c, box, _ := newClient(t, nil)
+	found, missing, err := c.Fetch(context.Background(), []string{"hep-th/9901001", "2301.12345", "2312.99999"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := found["2301.12345"]
+	if p.Title != "A Study of Examples in Practice" || p.Summary != "We study examples. They are wrapped over lines as arXiv wraps them." {
+		t.Fatalf("not normalised: %q / %q", p.Title, p.Summary)
+	}
+	if strings.Join(p.Authors, ", ") != "Ada Lovelace, Alan Turing" || p.Year() != 2023 || p.Link != "http://arxiv.org/abs/2301.12345v2" {
+		t.Fatalf("paper %+v", p)
+	}
+	if found["hep-th/9901001"].Year() != 1999 {
+		t.Fatalf("old-style paper %+v", found["hep-th/9901001"])
+	}
+	if len(missing) != 1 || missing[0] != "2312.99999" {
+		t.Fatalf("missing = %v", missing)
+	}
+	if n := box.Calls(sandbox.ArxivQuery); n != 1 {
+		t.Fatalf("%d requests for one batch", n)
+	}
+}
+
+func TestFetchFailures(t *testing.T) {
+	c, box, _ := newClient(t, nil)
+	_, _, err := c.Fetch(context.Background(), []string{"2301.12345", "not-an-id"})
+	if !outbound.IsPermanent(err) || !strings.Contains(err.Error(), "incorrect id format for not-an-id") {
+		t.Fatalf("malformed id: %v", err)
+	}
+	box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Status: 503, RetryAfter: "3", ContentType: "text/html", Body: "<html>Service Unavailable</html>"})
+	_, _, err = c.Fetch(context.Background(), []string{"2301.12345"})
+	if e, ok := outbound.Classify(err); !ok || e.Class != outbound.Transient || e.RetryAfter != 3*time.Second {
+		t.Fatalf("503: %v", err)
+	}
+	box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Malformed: true})
+	if _, _, err = c.Fetch(context.Background(), []string{"2301.12345"}); !outbound.IsPermanent(err) {
+		t.Fatalf("malformed feed: %v", err)
+	}
+}
+
+func TestPacerSpacesRequestsThreeSecondsApart(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
+	p := &arxiv.Pacer{Interval: arxiv.MinInterval, Clock: clk}
+	var mu sync.Mutex
+	var at []time.Time
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Wait(context.Background()); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			at = append(at, clk.Now())
+			mu.Unlock()
+		}()
+	}
+	// Step the fake clock until all three got through.
+	for i := 0; i < 100; i++ {
+		mu.Lock()
+		n := len(at)
+		mu.Unlock()
+		if n == 3 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+		if clk.HasWaiters() {
+			clk.Step(time.Second)
+		}
+	}
+	wg.Wait()
+	start := time.Unix(1_700_000_000, 0)
+	if len(at) != 3 || !at[0].Equal(start) || at[1].Sub(start) < 3*time.Second || at[2].Sub(start) < 6*time.Second {
+		t.Fatalf("requests at %v, want 0 s, ≥3 s, ≥6 s", at)
+	}
+}

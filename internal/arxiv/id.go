@@ -1,0 +1,89 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package arxiv reads arXiv: links as people paste them into Notion, the
+// Atom feed of the export API (seed 000 §3.4–3.5), and a client that asks
+// for many papers in one request, no more often than arXiv's terms allow.
+package arxiv
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// ErrNotArxiv is wrapped by every link refusal.
+var ErrNotArxiv = errors.New("not an arXiv link")
+
+var (
+	// New-style identifiers (since April 2007): YYMM.NNNN or YYMM.NNNNN.
+	newStyle = regexp.MustCompile(`^([0-9]{4}\.[0-9]{4,5})(v[0-9]+)?$`)
+	// Old-style identifiers: archive(.SUBJ)/YYMMNNN, e.g. hep-th/9901001,
+	// math.GT/0309136.
+	oldStyle = regexp.MustCompile(`^([a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/[0-9]{7})(v[0-9]+)?$`)
+)
+
+// ValidID reports whether s is an arXiv identifier without version.
+func ValidID(s string) bool {
+	m := newStyle.FindStringSubmatch(s)
+	if m != nil {
+		return m[2] == ""
+	}
+	m = oldStyle.FindStringSubmatch(s)
+	return m != nil && m[2] == ""
+}
+
+// ParseLink extracts the identifier, without version or .pdf, from an
+// arXiv abstract or PDF link (seed 000 §3.3.2, §3.4): https or http,
+// arxiv.org, www.arxiv.org or export.arxiv.org, /abs/ or /pdf/, new- or
+// old-style identifiers. Queries and fragments are ignored.
+func ParseLink(link string) (string, error) {
+	link = strings.TrimSpace(link)
+	if link == "" {
+		return "", fmt.Errorf("%w: the link is empty", ErrNotArxiv)
+	}
+	if len(link) > 2048 {
+		return "", fmt.Errorf("%w: the link is longer than 2048 characters", ErrNotArxiv)
+	}
+	u, err := url.Parse(link)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("%w: want an http(s) URL such as https://arxiv.org/abs/2301.12345", ErrNotArxiv)
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "arxiv.org", "www.arxiv.org", "export.arxiv.org":
+	default:
+		return "", fmt.Errorf("%w: the host must be arxiv.org", ErrNotArxiv)
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	var rest string
+	switch {
+	case strings.HasPrefix(path, "/abs/"):
+		rest = strings.TrimPrefix(path, "/abs/")
+	case strings.HasPrefix(path, "/pdf/"):
+		rest = strings.TrimSuffix(strings.TrimPrefix(path, "/pdf/"), ".pdf")
+	default:
+		return "", fmt.Errorf("%w: want an abstract (/abs/) or PDF (/pdf/) link", ErrNotArxiv)
+	}
+	if m := newStyle.FindStringSubmatch(rest); m != nil {
+		return m[1], nil
+	}
+	if m := oldStyle.FindStringSubmatch(rest); m != nil {
+		return m[1], nil
+	}
+	return "", fmt.Errorf("%w: %q is not an arXiv identifier (2301.12345 or hep-th/9901001)", ErrNotArxiv, rest)
+}
