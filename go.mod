@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/jomei/notionapi v1.13.3
 	github.com/prometheus/client_golang v1.24.0
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.22.0

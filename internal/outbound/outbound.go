@@ -167,6 +167,40 @@ func New(ups *upstream.Set, opts Options) (*Client, error) {
 // Endpoint is the URL of path on an upstream.
 func (c *Client) Endpoint(u upstream.Name, path string) string { return c.ups.Endpoint(u, path) }
 
+// HTTPClientFor is HTTPClient for an SDK that has its base URL built in
+// (jomei/notionapi has no base-URL option): requests to realBase are sent
+// to the upstream's configured URL instead, path appended. With the default
+// upstream the rewrite changes nothing.
+func (c *Client) HTTPClientFor(u upstream.Name, realBase string) *http.Client {
+	from, err := url.Parse(realBase)
+	if err != nil {
+		panic(fmt.Sprintf("outbound: bad base URL %q: %v", realBase, err))
+	}
+	to := c.ups.URL(u)
+	return &http.Client{
+		Transport:     &rewrite{from: from, to: to, next: c.hc.Transport},
+		CheckRedirect: c.hc.CheckRedirect,
+		Timeout:       c.timeout,
+	}
+}
+
+type rewrite struct {
+	from, to *url.URL
+	next     http.RoundTripper
+}
+
+func (rw *rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == rw.from.Host && req.URL.Scheme == rw.from.Scheme {
+		r := req.Clone(req.Context())
+		r.URL.Scheme, r.URL.Host = rw.to.Scheme, rw.to.Host
+		r.URL.Path = strings.TrimSuffix(rw.to.Path, "/") + req.URL.Path
+		r.URL.RawPath = ""
+		r.Host = ""
+		req = r
+	}
+	return rw.next.RoundTrip(req)
+}
+
 // HTTPClient is the underlying client (allowlist and redirect rule, no
 // size cap or classification) for client libraries that must own the
 // request, such as the Notion and Google SDKs.

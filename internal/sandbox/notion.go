@@ -53,6 +53,7 @@ type Notion struct {
 	codes   map[string]notionCode
 	refresh map[string]notionGrant
 	access  map[string]notionGrant
+	data    *notionState
 }
 
 type notionCode struct {
@@ -72,6 +73,7 @@ func (n *Notion) Upstream() upstream.Name { return upstream.Notion }
 // Register implements Emulator.
 func (n *Notion) Register(s *Server) {
 	s.Handle(NotionOAuthToken, "POST /notion/v1/oauth/token", n.token)
+	n.registerAPI(s)
 }
 
 // AddClient registers a public integration's OAuth client.
@@ -97,6 +99,15 @@ func (n *Notion) IssueRefreshToken(clientID string, ws NotionWorkspace) string {
 	rt := "nrt_" + randomToken(40)
 	n.refresh[rt] = notionGrant{clientID: clientID, workspace: ws}
 	return rt
+}
+
+// IssueAccessToken creates an access token for a workspace directly.
+func (n *Notion) IssueAccessToken(clientID string, ws NotionWorkspace) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	tok := "ntn_" + randomToken(46)
+	n.access[tok] = notionGrant{clientID: clientID, workspace: ws}
+	return tok
 }
 
 // ValidAccessToken reports whether an integration token is live.

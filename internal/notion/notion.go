@@ -1,0 +1,335 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package notion is the part of the Notion API the controllers use (seed
+// 000 §3.2, §3.6), on github.com/jomei/notionapi through the outbound
+// policy: find or create the "ArXiv Papers" database, repair its schema,
+// write a paper to a page, and list pages whose metadata is missing.
+package notion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jomei/notionapi"
+
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// Property names of the papers database (seed 000 §3.2.1).
+const (
+	PropTitle   = "Title"
+	PropAuthors = "Authors"
+	PropSummary = "Summary"
+	PropLink    = "Link"
+	PropYear    = "Publication Year"
+)
+
+// MaxText is Notion's limit for one text object (seed 000 §3.6.2, §9.3).
+const MaxText = 2000
+
+// maxRichText is Notion's limit of rich text objects in one property.
+const maxRichText = 100
+
+// Schema is the seed's property set (seed 000 §3.2.3).
+func Schema() notionapi.PropertyConfigs {
+	return notionapi.PropertyConfigs{
+		PropTitle:   notionapi.TitlePropertyConfig{Type: notionapi.PropertyConfigTypeTitle},
+		PropAuthors: notionapi.RichTextPropertyConfig{Type: notionapi.PropertyConfigTypeRichText},
+		PropSummary: notionapi.RichTextPropertyConfig{Type: notionapi.PropertyConfigTypeRichText},
+		PropLink:    notionapi.URLPropertyConfig{Type: notionapi.PropertyConfigTypeURL},
+		PropYear:    notionapi.NumberPropertyConfig{Type: notionapi.PropertyConfigTypeNumber, Number: notionapi.NumberFormat{Format: notionapi.FormatNumber}},
+	}
+}
+
+// Database is what the integration's status shows.
+type Database struct {
+	ID, URL string
+	Created bool
+	// Added lists the properties repaired into an existing database.
+	Added []string
+}
+
+// Paper is what is written to a page (seed 000 §3.6.1).
+type Paper struct {
+	Title, Summary, Link string
+	Authors              []string
+	Year                 int
+}
+
+// Client makes Notion API calls with one integration's access token.
+type Client struct {
+	Out *outbound.Client
+}
+
+func (c *Client) api(token string) *notionapi.Client {
+	// WithRetry(1): a 429 comes back to the controller, which owns backoff.
+	return notionapi.NewClient(notionapi.Token(token),
+		notionapi.WithHTTPClient(c.Out.HTTPClientFor(upstream.Notion, "https://api.notion.com")),
+		notionapi.WithRetry(1))
+}
+
+// classify maps Notion's answers onto the outbound classes: 429 and 5xx
+// (and a broken connection) are transient, every other status permanent.
+func classify(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae *notionapi.Error
+	var rl *notionapi.RateLimitedError
+	switch {
+	case errors.As(err, &rl):
+		return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Transient, Status: http.StatusTooManyRequests,
+			Reason: what + ": rate limited (429)", Err: err}
+	case errors.As(err, &ae):
+		class := outbound.Permanent
+		if ae.Status >= 500 {
+			class = outbound.Transient
+		}
+		return &outbound.Error{Upstream: upstream.Notion, Class: class, Status: ae.Status,
+			Reason: fmt.Sprintf("%s: HTTP %d %s: %s", what, ae.Status, ae.Code, ae.Message), Err: err}
+	case outbound.IsTransient(err) || outbound.IsPermanent(err):
+		return err
+	}
+	var oe *outbound.Error
+	if errors.As(err, &oe) {
+		return err
+	}
+	if strings.Contains(err.Error(), upstream.ErrHostNotAllowed.Error()) {
+		return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent, Reason: what + ": " + err.Error(), Err: err}
+	}
+	return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Transient, Reason: what + ": " + err.Error(), Err: err}
+}
+
+// IsUnauthorized reports a 401: the token no longer works.
+func IsUnauthorized(err error) bool {
+	e, ok := outbound.Classify(err)
+	return ok && e.Status == http.StatusUnauthorized
+}
+
+func plain(rt []notionapi.RichText) string {
+	var b strings.Builder
+	for _, t := range rt {
+		b.WriteString(t.PlainText)
+	}
+	return b.String()
+}
+
+// FindOrCreateDatabase finds the papers database (seed 000 §3.2.2): the
+// pinned id if given; else, among databases named name, one inside the
+// duplicated template, else the most recently edited; else it creates one
+// (§3.2.3) under parentPage, else the template, else the first page the
+// integration can reach. Missing properties are added to a found database.
+func (c *Client) FindOrCreateDatabase(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (Database, error) {
+	api := c.api(token)
+	var db *notionapi.Database
+	if pinnedID != "" {
+		got, err := api.Database.Get(ctx, notionapi.DatabaseID(pinnedID))
+		if err != nil {
+			return Database{}, classify("retrieve database "+pinnedID, err)
+		}
+		db = got
+	} else {
+		res, err := api.Search.Do(ctx, &notionapi.SearchRequest{
+			Query:  name,
+			Filter: notionapi.SearchFilter{Property: "object", Value: "database"},
+			Sort:   &notionapi.SortObject{Direction: notionapi.SortOrderDESC, Timestamp: notionapi.TimestampLastEdited},
+		})
+		if err != nil {
+			return Database{}, classify("search databases", err)
+		}
+		var newest *notionapi.Database
+		for _, o := range res.Results {
+			d, ok := o.(*notionapi.Database)
+			if !ok || plain(d.Title) != name || d.Archived {
+				continue
+			}
+			if templateID != "" && sameID(string(d.Parent.PageID), templateID) {
+				db = d
+				break
+			}
+			if newest == nil {
+				newest = d // results are most recently edited first
+			}
+		}
+		if db == nil {
+			db = newest
+		}
+	}
+	if db == nil {
+		return c.create(ctx, api, name, templateID, parentPage)
+	}
+	added, err := c.repair(ctx, api, db)
+	if err != nil {
+		return Database{}, err
+	}
+	return Database{ID: string(db.ID), URL: db.URL, Added: added}, nil
+}
+
+func (c *Client) create(ctx context.Context, api *notionapi.Client, name, templateID, parentPage string) (Database, error) {
+	parent := parentPage
+	if parent == "" {
+		parent = templateID
+	}
+	if parent == "" {
+		res, err := api.Search.Do(ctx, &notionapi.SearchRequest{
+			Filter: notionapi.SearchFilter{Property: "object", Value: "page"},
+			Sort:   &notionapi.SortObject{Direction: notionapi.SortOrderASC, Timestamp: notionapi.TimestampLastEdited},
+		})
+		if err != nil {
+			return Database{}, classify("search pages", err)
+		}
+		for _, o := range res.Results {
+			if p, ok := o.(*notionapi.Page); ok && p.Parent.Type == notionapi.ParentTypeWorkspace {
+				parent = string(p.ID)
+				break
+			}
+		}
+		if parent == "" {
+			return Database{}, &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
+				Reason: "no page is shared with the integration to create the database under; share a page or set spec.database.parentPageID"}
+		}
+	}
+	db, err := api.Database.Create(ctx, &notionapi.DatabaseCreateRequest{
+		Parent:     notionapi.Parent{Type: notionapi.ParentTypePageID, PageID: notionapi.PageID(parent)},
+		Title:      []notionapi.RichText{{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: name}}},
+		Properties: Schema(),
+	})
+	if err != nil {
+		return Database{}, classify("create database under page "+parent, err)
+	}
+	return Database{ID: string(db.ID), URL: db.URL, Created: true}, nil
+}
+
+// repair adds the seed's properties a database lacks.
+func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionapi.Database) ([]string, error) {
+	missing := notionapi.PropertyConfigs{}
+	var names []string
+	for name, cfg := range Schema() {
+		have, ok := db.Properties[name]
+		if ok && have.GetType() == cfg.GetType() {
+			continue
+		}
+		if ok {
+			return nil, &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
+				Reason: fmt.Sprintf("database property %q is a %s, want %s; rename or fix it in Notion", name, have.GetType(), cfg.GetType())}
+		}
+		if cfg.GetType() == notionapi.PropertyConfigTypeTitle {
+			// A database has exactly one title property; Notion cannot add a
+			// second, and renaming the user's would surprise them.
+			return nil, &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
+				Reason: fmt.Sprintf("the database's title property is not named %q; rename it in Notion", name)}
+		}
+		missing[name] = cfg
+		names = append(names, name)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if _, err := api.Database.Update(ctx, notionapi.DatabaseID(db.ID), &notionapi.DatabaseUpdateRequest{Properties: missing}); err != nil {
+		return nil, classify("add properties to database", err)
+	}
+	return names, nil
+}
+
+func sameID(a, b string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "")) }
+	return norm(a) == norm(b)
+}
+
+// Chunks splits text into text objects of at most MaxText characters
+// (seed 000 §3.6.2), and at most Notion's 100 objects.
+func Chunks(text string) []notionapi.RichText {
+	var out []notionapi.RichText
+	for text != "" && len(out) < maxRichText {
+		cut := len(text)
+		if utf8.RuneCountInString(text) > MaxText {
+			cut = 0
+			for i := 0; i < MaxText; i++ {
+				_, size := utf8.DecodeRuneInString(text[cut:])
+				cut += size
+			}
+		}
+		out = append(out, notionapi.RichText{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: text[:cut]}})
+		text = text[cut:]
+	}
+	return out
+}
+
+// Truncate cuts text to MaxText characters (seed 000 §3.6.2, titles).
+func Truncate(text string) string {
+	if utf8.RuneCountInString(text) <= MaxText {
+		return text
+	}
+	r := []rune(text)
+	return string(r[:MaxText])
+}
+
+// UpdatePaper writes a paper to a page (seed 000 §3.6.1).
+func (c *Client) UpdatePaper(ctx context.Context, token, pageID string, p Paper) error {
+	year := float64(p.Year)
+	link := p.Link
+	props := notionapi.Properties{
+		PropTitle:   notionapi.TitleProperty{Title: []notionapi.RichText{{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: Truncate(p.Title)}}}},
+		PropAuthors: notionapi.RichTextProperty{RichText: Chunks(strings.Join(p.Authors, ", "))},
+		PropSummary: notionapi.RichTextProperty{RichText: Chunks(p.Summary)},
+		PropLink:    notionapi.URLProperty{URL: link},
+		PropYear:    notionapi.NumberProperty{Number: year},
+	}
+	_, err := c.api(token).Page.Update(ctx, notionapi.PageID(pageID), &notionapi.PageUpdateRequest{Properties: props})
+	return classify("update page "+pageID, err)
+}
+
+// PageLink is a page whose Link is set.
+type PageLink struct{ PageID, Link string }
+
+// PagesMissingMetadata lists pages whose Link is set but whose Title or
+// Publication Year is empty: events the webhook never received.
+func (c *Client) PagesMissingMetadata(ctx context.Context, token, databaseID string) ([]PageLink, error) {
+	api := c.api(token)
+	req := &notionapi.DatabaseQueryRequest{
+		Filter: notionapi.AndCompoundFilter{
+			notionapi.PropertyFilter{Property: PropLink, RichText: &notionapi.TextFilterCondition{IsNotEmpty: true}},
+			notionapi.OrCompoundFilter{
+				notionapi.PropertyFilter{Property: PropTitle, RichText: &notionapi.TextFilterCondition{IsEmpty: true}},
+				notionapi.PropertyFilter{Property: PropYear, Number: &notionapi.NumberFilterCondition{IsEmpty: true}},
+			},
+		},
+		PageSize: 100,
+	}
+	var out []PageLink
+	for page := 0; page < 50; page++ { // at most 5,000 pages per pass
+		res, err := api.Database.Query(ctx, notionapi.DatabaseID(databaseID), req)
+		if err != nil {
+			return nil, classify("query database "+databaseID, err)
+		}
+		for _, p := range res.Results {
+			if u, ok := p.Properties[PropLink].(*notionapi.URLProperty); ok && u.URL != "" {
+				out = append(out, PageLink{PageID: string(p.ID), Link: u.URL})
+			}
+		}
+		if !res.HasMore {
+			break
+		}
+		req.StartCursor = res.NextCursor
+	}
+	return out, nil
+}

@@ -1,0 +1,236 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package notion_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// These tests run jomei/notionapi, unchanged, against the sandbox's Notion.
+
+type world struct {
+	n      *sandbox.Notion
+	box    *sandbox.Server
+	c      *notion.Client
+	token  string
+	wsID   string
+	others string // another workspace's token
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	n := sandbox.NewNotion()
+	box := sandbox.New(n)
+	srv := httptest.NewServer(box)
+	t.Cleanup(srv.Close)
+	ups := upstream.NewSet()
+	if err := ups.Set("notion=" + srv.URL + "/notion"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := outbound.New(ups, outbound.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := sandbox.NotionWorkspace{ID: "ws-1", Name: "Research", BotID: "bot-1"}
+	return &world{n: n, box: box, c: &notion.Client{Out: out}, wsID: ws.ID,
+		token:  n.IssueAccessToken("c", ws),
+		others: n.IssueAccessToken("c", sandbox.NotionWorkspace{ID: "ws-2"})}
+}
+
+var fullSchema = map[string]sandbox.NotionProperty{
+	"Title": {Type: "title"}, "Authors": {Type: "rich_text"}, "Summary": {Type: "rich_text"},
+	"Link": {Type: "url"}, "Publication Year": {Type: "number"},
+}
+
+func TestFindsTheDatabaseInTheDuplicatedTemplateFirst(t *testing.T) {
+	w := newWorld(t)
+	other := w.n.AddPage(w.wsID, "Elsewhere")
+	template := w.n.AddPage(w.wsID, "ArXiv template")
+	inTemplate := w.n.AddDatabase(w.wsID, template, "ArXiv Papers", fullSchema)
+	w.n.AddDatabase(w.wsID, other, "ArXiv Papers", fullSchema) // more recently edited
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", template, "")
+	if err != nil || db.ID != inTemplate || db.Created {
+		t.Fatalf("db %+v, %v; want the template's %s", db, err, inTemplate)
+	}
+	if !strings.HasPrefix(db.URL, "https://www.notion.so/") {
+		t.Fatalf("url %q", db.URL)
+	}
+}
+
+func TestFindsTheMostRecentlyEditedWithoutATemplate(t *testing.T) {
+	w := newWorld(t)
+	p := w.n.AddPage(w.wsID, "Home")
+	w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
+	newer := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
+	w.n.AddDatabase(w.wsID, p, "ArXiv Papers (old)", fullSchema)
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+	if err != nil || db.ID != newer {
+		t.Fatalf("db %+v %v, want %s", db, err, newer)
+	}
+}
+
+func TestCreatesTheDatabaseWithTheSeedSchema(t *testing.T) {
+	w := newWorld(t)
+	first := w.n.AddPage(w.wsID, "First page")
+	w.n.AddPage(w.wsID, "Second page")
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+	if err != nil || !db.Created {
+		t.Fatalf("db %+v %v", db, err)
+	}
+	got := w.n.DatabaseProperties(db.ID)
+	want := map[string]string{"Title": "title", "Authors": "rich_text", "Summary": "rich_text", "Link": "url", "Publication Year": "number"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("schema %v, want %v", got, want)
+		}
+	}
+	if ids := w.n.Databases(w.wsID, "ArXiv Papers"); len(ids) != 1 || ids[0] != db.ID {
+		t.Fatalf("databases %v", ids)
+	}
+	_ = first
+}
+
+func TestRepairsMissingProperties(t *testing.T) {
+	w := newWorld(t)
+	p := w.n.AddPage(w.wsID, "Home")
+	id := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", map[string]sandbox.NotionProperty{"Title": {Type: "title"}, "Link": {Type: "url"}})
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+	if err != nil || db.ID != id || len(db.Added) != 3 {
+		t.Fatalf("db %+v %v", db, err)
+	}
+	if got := w.n.DatabaseProperties(id); got["Publication Year"] != "number" || got["Authors"] != "rich_text" {
+		t.Fatalf("schema %v", got)
+	}
+}
+
+// Seed 000 §3.2.3 error rows.
+func TestCreateFailures(t *testing.T) {
+	t.Run("parent page that does not exist (404) is permanent", func(t *testing.T) {
+		w := newWorld(t)
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
+		if e, ok := outbound.Classify(err); !ok || e.Class != outbound.Permanent || e.Status != 404 || !strings.Contains(e.Reason, "object_not_found") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("a parent in another workspace is not found either", func(t *testing.T) {
+		w := newWorld(t)
+		theirs := w.n.AddPage("ws-2", "Theirs")
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", theirs)
+		if e, ok := outbound.Classify(err); !ok || e.Status != 404 {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("403 is permanent", func(t *testing.T) {
+		w := newWorld(t)
+		p := w.n.AddPage(w.wsID, "Home")
+		w.box.SetFault(sandbox.NotionDatabaseCreate, sandbox.Fault{Status: 403, Body: `{"object":"error","status":403,"code":"restricted_resource","message":"Insufficient permissions for this endpoint."}`})
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", p)
+		if e, ok := outbound.Classify(err); !ok || e.Class != outbound.Permanent || e.Status != 403 {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("429 is transient, for the caller's backoff", func(t *testing.T) {
+		w := newWorld(t)
+		w.box.SetFault(sandbox.NotionSearch, sandbox.Fault{Status: 429, RetryAfter: "1", Body: `{"object":"error","status":429,"code":"rate_limited","message":"You have been rate limited."}`})
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+		if !outbound.IsTransient(err) || w.box.Calls(sandbox.NotionSearch) != 1 {
+			t.Fatalf("got %v after %d calls", err, w.box.Calls(sandbox.NotionSearch))
+		}
+	})
+	t.Run("no page to create it under", func(t *testing.T) {
+		w := newWorld(t)
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+		if !outbound.IsPermanent(err) || !strings.Contains(err.Error(), "no page is shared") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("an invalid token is a 401", func(t *testing.T) {
+		w := newWorld(t)
+		_, err := w.c.FindOrCreateDatabase(context.Background(), "ntn_bogus", "ArXiv Papers", "", "", "")
+		if !notion.IsUnauthorized(err) {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+func TestUpdatePaperRespectsNotionLimits(t *testing.T) {
+	w := newWorld(t)
+	p := w.n.AddPage(w.wsID, "Home")
+	db := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
+	page := w.n.AddRow(db, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
+	long := strings.Repeat("あ", 2500) // multi-byte, to count characters not bytes
+	summary := strings.Repeat("s", 4500)
+	err := w.c.UpdatePaper(context.Background(), w.token, page, notion.Paper{
+		Title: long, Summary: summary, Link: "https://arxiv.org/abs/2301.12345", Authors: []string{"Ada Lovelace", "Alan Turing"}, Year: 2023,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := w.n.Row(page)
+	if got := row["Title"].(string); got != strings.Repeat("あ", 2000) {
+		t.Fatalf("title of %d characters, want 2000", len([]rune(got)))
+	}
+	if row["Summary"] != summary || w.n.RichTextChunks(page, "Summary") != 3 {
+		t.Fatalf("summary split into %d chunks, want 3 of ≤2000", w.n.RichTextChunks(page, "Summary"))
+	}
+	if row["Authors"] != "Ada Lovelace, Alan Turing" || row["Publication Year"] != float64(2023) || row["Link"] != "https://arxiv.org/abs/2301.12345" {
+		t.Fatalf("row %v", row)
+	}
+	// Without truncation the emulator refuses, as Notion does.
+	if err := w.c.UpdatePaper(context.Background(), w.token, "0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", notion.Paper{Title: "x"}); !outbound.IsPermanent(err) {
+		t.Fatalf("unknown page: %v", err)
+	}
+}
+
+func TestPagesMissingMetadata(t *testing.T) {
+	w := newWorld(t)
+	p := w.n.AddPage(w.wsID, "Home")
+	db := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
+	lost := w.n.AddRow(db, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
+	noYear := w.n.AddRow(db, map[string]any{"Link": "https://arxiv.org/abs/hep-th/9901001", "Title": "Has a title"})
+	w.n.AddRow(db, map[string]any{"Link": "https://arxiv.org/abs/2301.00001", "Title": "Done", "Publication Year": 2023})
+	w.n.AddRow(db, map[string]any{"Title": "No link yet"})
+	got, err := w.c.PagesMissingMetadata(context.Background(), w.token, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, pl := range got {
+		ids[pl.PageID] = pl.Link
+	}
+	if len(ids) != 2 || ids[lost] != "https://arxiv.org/abs/2301.12345" || ids[noYear] == "" {
+		t.Fatalf("pages %v, want %s and %s", got, lost, noYear)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	if c := notion.Chunks(""); len(c) != 0 {
+		t.Fatalf("empty text gave %d chunks", len(c))
+	}
+	c := notion.Chunks(strings.Repeat("é", 4001))
+	if len(c) != 3 || len([]rune(c[0].Text.Content)) != 2000 || len([]rune(c[2].Text.Content)) != 1 {
+		t.Fatalf("chunks %d", len(c))
+	}
+}
