@@ -20,7 +20,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
+	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -32,6 +37,10 @@ type Deps struct {
 	Upstreams *upstream.Set
 	// Outbound is the one outbound HTTP policy.
 	Outbound *outbound.Client
+	// OAuth is the one OAuth engine.
+	OAuth *oauth.Engine
+	// ArxivPacer spaces arXiv requests (one per 3 s by default).
+	ArxivPacer *arxiv.Pacer
 }
 
 // controllers lists each kind's controller; each integration issue adds
@@ -45,6 +54,26 @@ var controllers = []struct {
 			Client:   mgr.GetClient(),
 			Fetcher:  &oembed.Client{Out: d.Outbound},
 			Recorder: mgr.GetEventRecorder("slidestock-controller"),
+		}).SetupWithManager(mgr)
+	}},
+	{"notionintegration", func(mgr ctrl.Manager, d Deps) error {
+		nc := &notion.Client{Out: d.Outbound}
+		return (&notionintegration.Reconciler{
+			Client:   mgr.GetClient(),
+			OAuth:    d.OAuth,
+			Notion:   nc,
+			Recorder: mgr.GetEventRecorder("notionintegration-controller"),
+			Backfill: papersync.Backfill(mgr.GetClient(), nc),
+		}).SetupWithManager(mgr)
+	}},
+	{"papersync", func(mgr ctrl.Manager, d Deps) error {
+		return (&papersync.Reconciler{
+			Client:    mgr.GetClient(),
+			APIReader: mgr.GetAPIReader(),
+			OAuth:     d.OAuth,
+			Notion:    &notion.Client{Out: d.Outbound},
+			Arxiv:     &arxiv.Client{Out: d.Outbound, Pacer: d.ArxivPacer},
+			Recorder:  mgr.GetEventRecorder("papersync-controller"),
 		}).SetupWithManager(mgr)
 	}},
 }

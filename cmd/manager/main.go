@@ -30,7 +30,9 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -41,6 +43,7 @@ func main() {
 		metricsAddr, probeAddr, leaderNamespace string
 		leaderElect                             bool
 		leaseDuration, outboundTimeout          time.Duration
+		arxivInterval                           time.Duration
 	)
 	ups := upstream.NewSet()
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
@@ -49,6 +52,7 @@ func main() {
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	flag.DurationVar(&leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts without renewal.")
 	flag.DurationVar(&outboundTimeout, "outbound-timeout", outbound.DefaultTimeout, "Timeout of each outbound request to an upstream API.")
+	flag.DurationVar(&arxivInterval, "arxiv-min-interval", arxiv.MinInterval, "Least time between two arXiv API requests (arXiv asks for 3s); 0 disables pacing, for benchmarks against the sandbox only.")
 	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -91,7 +95,8 @@ func main() {
 		setupLog.Error(err, "cannot build the outbound HTTP client")
 		os.Exit(1)
 	}
-	deps := Deps{Upstreams: ups, Outbound: out}
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+	deps := Deps{Upstreams: ups, Outbound: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: arxivInterval}}
 	for _, c := range controllers {
 		if err := c.setup(mgr, deps); err != nil {
 			setupLog.Error(err, "cannot set up controller", "controller", c.name)

@@ -143,6 +143,7 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 	for {
 		err := e.Store.save(ctx, tokenKey, next, st)
 		if err == nil {
+			next.Refreshed = true
 			return next, nil
 		}
 		if !apierrors.IsConflict(err) {

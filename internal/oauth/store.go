@@ -48,6 +48,9 @@ type Token struct {
 	AccessToken, RefreshToken, TokenType string
 	Expiry                               time.Time
 	Extra                                map[string]string
+	// Refreshed is set by Engine.Ensure when this call (or the flight it
+	// joined) refreshed the grant; it is not stored.
+	Refreshed bool
 }
 
 // ClientCredentials are an OAuth client's id and secret.

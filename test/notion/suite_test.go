@@ -1,0 +1,129 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package notion_test runs the Notion × arXiv flow end to end on a real API
+// server: the NotionIntegration and PaperSync controllers in a manager,
+// the webhook server's routes, and the sandbox's Notion and arXiv.
+package notion_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+var (
+	env       *testenv.Env
+	box       *sandbox.Server
+	notionEmu = sandbox.NewNotion()
+	arxivEmu  = sandbox.NewArxiv()
+	hookURL   string
+	sleeps    = &sleepLog{}
+)
+
+// sleepLog records the controllers' in-place retry waits instead of
+// waiting, so the 1, 2, 4 s schedule is asserted, not slept through.
+type sleepLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleepLog) sleep(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = append(s.d, d)
+	return nil
+}
+
+func (s *sleepLog) take() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.d
+	s.d = nil
+	return out
+}
+
+func TestMain(m *testing.M) {
+	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+		notionEmu.AddClient("notion-client", "notion-secret")
+		box = sandbox.New(notionEmu, arxivEmu)
+		srv := httptest.NewServer(box)
+		ups := upstream.NewSet()
+		for _, f := range sandbox.UpstreamFlags(srv.URL) {
+			if err := ups.Set(f); err != nil {
+				return nil, err
+			}
+		}
+		out, err := outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		if err != nil {
+			return nil, err
+		}
+		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return nil, err
+		}
+		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out, Sleep: sleeps.sleep}
+		nc := &notion.Client{Out: out}
+		if err := (&notionintegration.Reconciler{Client: mgr.GetClient(), OAuth: engine, Notion: nc,
+			Recorder: mgr.GetEventRecorder("notionintegration-controller"), Backfill: papersync.Backfill(mgr.GetClient(), nc)}).SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+		if err := (&papersync.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Notion: nc,
+			Arxiv: &arxiv.Client{Out: out}, Recorder: mgr.GetEventRecorder("papersync-controller"), Sleep: sleeps.sleep}).SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+		hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard()},
+			webhook.Registered()...)
+		if err != nil {
+			return nil, err
+		}
+		hookSrv := httptest.NewServer(hook.Handler())
+		hookURL = hookSrv.URL
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := mgr.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		}()
+		return func() { cancel(); <-done; hookSrv.Close(); srv.Close() }, nil
+	})
+}
