@@ -40,10 +40,11 @@ import (
 
 func main() {
 	opts := webhook.Options{}
-	var publicURL string
+	var publicURL, stateNamespace string
 	ups := upstream.NewSet()
 	flag.StringVar(&opts.Addr, "bind-address", ":9443", "Address the webhook server listens on (it also serves /healthz, /readyz and /metrics).")
 	flag.StringVar(&publicURL, "public-url", "", "Externally visible base URL of this server (for OAuth redirect URIs and the webhook URLs shown to people), e.g. https://hooks.example.com.")
+	flag.StringVar(&stateNamespace, "state-namespace", envOr("POD_NAMESPACE", "default"), "Namespace for the OAuth state Secrets (default: the pod's namespace).")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", webhook.DefaultMaxBodyBytes, "Largest request body accepted; larger ones get 413.")
 	flag.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "Time a client has to send its request headers.")
 	flag.DurationVar(&opts.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "Time a client has to send its whole request.")
@@ -128,4 +129,11 @@ func main() {
 		setupLog.Error(err, "webhook server stopped with an error")
 		os.Exit(1)
 	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
 }

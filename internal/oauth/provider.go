@@ -43,8 +43,12 @@ type Provider struct {
 	// Name labels the provider in routes, logs and errors.
 	Name string
 	// AuthorizeURL is where a person's browser is sent to consent. It is not
-	// an outbound call of the operator, so it is a full URL.
-	AuthorizeURL string
+	// an outbound call of the operator, so it is a full URL; when
+	// AuthorizeUpstream is set the URL is built on that upstream instead
+	// (Notion's consent page is on its API host, so the sandbox serves it).
+	AuthorizeURL      string
+	AuthorizeUpstream upstream.Name
+	AuthorizePath     string
 	// TokenUpstream and TokenPath locate the token endpoint among the
 	// configured upstreams, so tests and the demo point it at the sandbox.
 	TokenUpstream upstream.Name
@@ -74,13 +78,15 @@ type Provider struct {
 // PKCE, and needs only an upstream name for its host.
 var (
 	Notion = Provider{
-		Name:            "notion",
-		AuthorizeURL:    "https://api.notion.com/v1/oauth/authorize",
-		TokenUpstream:   upstream.Notion,
-		TokenPath:       "/v1/oauth/token",
-		Encoding:        JSON,
-		AuthParams:      map[string]string{"owner": "user"},
-		AssumedLifetime: 7 * 24 * time.Hour,
+		Name:              "notion",
+		AuthorizeURL:      "https://api.notion.com/v1/oauth/authorize",
+		AuthorizeUpstream: upstream.Notion,
+		AuthorizePath:     "/v1/oauth/authorize",
+		TokenUpstream:     upstream.Notion,
+		TokenPath:         "/v1/oauth/token",
+		Encoding:          JSON,
+		AuthParams:        map[string]string{"owner": "user"},
+		AssumedLifetime:   7 * 24 * time.Hour,
 	}
 	Google = Provider{
 		Name:             "google",

@@ -20,6 +20,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -27,7 +28,8 @@ import (
 
 // Route names of the Notion emulator.
 const (
-	NotionOAuthToken = "notion.oauth.token" //nolint:gosec // a route name, not a credential
+	NotionOAuthToken     = "notion.oauth.token" //nolint:gosec // a route name, not a credential
+	NotionOAuthAuthorize = "notion.oauth.authorize"
 )
 
 // NotionWorkspace is the workspace a Notion grant is for.
@@ -54,6 +56,41 @@ type Notion struct {
 	refresh map[string]notionGrant
 	access  map[string]notionGrant
 	data    *notionState
+	consent NotionWorkspace
+}
+
+// SetConsentWorkspace is the workspace the consent page grants access to.
+func (n *Notion) SetConsentWorkspace(ws NotionWorkspace) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.consent = ws
+}
+
+// consentPage is the consent page, approved at once: it redirects back with
+// a code for the consent workspace (or error=access_denied when none is
+// set), as Notion does after a person clicks "Allow access".
+func (n *Notion) consentPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n.mu.Lock()
+	_, known := n.clients[q.Get("client_id")]
+	ws := n.consent
+	n.mu.Unlock()
+	back, err := url.Parse(q.Get("redirect_uri"))
+	if !known || err != nil || q.Get("redirect_uri") == "" || q.Get("response_type") != "code" {
+		http.Error(w, "Missing or invalid client_id, redirect_uri or response_type.", http.StatusBadRequest)
+		return
+	}
+	v := back.Query()
+	if ws.ID == "" {
+		v.Set("error", "access_denied")
+	} else {
+		v.Set("code", n.IssueCode(q.Get("client_id"), q.Get("redirect_uri"), ws))
+	}
+	if st := q.Get("state"); st != "" {
+		v.Set("state", st)
+	}
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound) //nolint:gosec // a consent page redirects to the client's redirect_uri by design
 }
 
 type notionCode struct {
@@ -73,6 +110,7 @@ func (n *Notion) Upstream() upstream.Name { return upstream.Notion }
 // Register implements Emulator.
 func (n *Notion) Register(s *Server) {
 	s.Handle(NotionOAuthToken, "POST /notion/v1/oauth/token", n.token)
+	s.Handle(NotionOAuthAuthorize, "GET /notion/v1/oauth/authorize", n.consentPage)
 	n.registerAPI(s)
 }
 

@@ -56,6 +56,9 @@ type Deps struct {
 	// PublicURL is the externally visible base URL of this server, for
 	// OAuth redirect URIs and the webhook URLs shown to people.
 	PublicURL string
+	// StateNamespace holds the OAuth state Secrets (the webhook's own
+	// namespace).
+	StateNamespace string
 	// Log is the server's logger; handlers should prefer
 	// logr.FromContextOrDiscard(r.Context()), which carries the request id.
 	Log logr.Logger

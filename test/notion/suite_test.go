@@ -108,14 +108,17 @@ func TestMain(m *testing.M) {
 			Arxiv: &arxiv.Client{Out: out}, Recorder: mgr.GetEventRecorder("papersync-controller"), Sleep: sleeps.sleep}).SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
+		hookSrv := httptest.NewUnstartedServer(nil)
+		hookURL = "http://" + hookSrv.Listener.Addr().String()
 		hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
-			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard()},
+			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
+				PublicURL: hookURL, StateNamespace: "default"},
 			webhook.Registered()...)
 		if err != nil {
 			return nil, err
 		}
-		hookSrv := httptest.NewServer(hook.Handler())
-		hookURL = hookSrv.URL
+		hookSrv.Config.Handler = hook.Handler()
+		hookSrv.Start()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
