@@ -45,6 +45,9 @@ type seed struct {
 	} `json:"googleOAuth"`
 	Notion struct {
 		Clients map[string]string `json:"clients"` // client_id → client_secret
+		// Workspace is granted on the consent page; Pages are shared with it.
+		Workspace *struct{ ID, Name, BotID string } `json:"workspace"`
+		Pages     []string                          `json:"pages"`
 	} `json:"notion"`
 }
 
@@ -72,6 +75,13 @@ func main() {
 	notion := sandbox.NewNotion()
 	for id, secret := range sd.Notion.Clients {
 		notion.AddClient(id, secret)
+	}
+	if w := sd.Notion.Workspace; w != nil {
+		ws := sandbox.NotionWorkspace{ID: w.ID, Name: w.Name, BotID: w.BotID}
+		notion.SetConsentWorkspace(ws)
+		for _, title := range sd.Notion.Pages {
+			notion.AddPage(ws.ID, title)
+		}
 	}
 	s := sandbox.New(google, notion, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
 

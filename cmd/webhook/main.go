@@ -111,12 +111,13 @@ func main() {
 		os.Exit(1)
 	}
 	deps := webhook.Deps{
-		Client:    cl.GetClient(),
-		APIReader: cl.GetAPIReader(),
-		Upstreams: ups,
-		Outbound:  out,
-		PublicURL: publicURL,
-		Log:       opts.Log,
+		Client:         cl.GetClient(),
+		APIReader:      cl.GetAPIReader(),
+		Upstreams:      ups,
+		Outbound:       out,
+		PublicURL:      publicURL,
+		StateNamespace: stateNamespace,
+		Log:            opts.Log,
 	}
 	families := webhook.Registered()
 	srv, err := webhook.NewServer(opts, deps, families...)

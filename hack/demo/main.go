@@ -118,7 +118,10 @@ func (d *demo) run(ctx context.Context) error {
 
 	step("starting the sandbox on %s", sandboxURL)
 	seedPath := filepath.Join(d.dir, "sandbox-seed.json")
-	if err := os.WriteFile(seedPath, []byte(`{"googleOAuth":{"clients":{"demo-client":"demo-secret"}}}`), 0o600); err != nil {
+	if err := os.WriteFile(seedPath, []byte(`{"googleOAuth":{"clients":{"demo-client":"demo-secret"}},
+ "notion":{"clients":{"demo-notion-client":"demo-notion-secret"},
+           "workspace":{"ID":"5d1f0a52-9a7e-4c1e-9b8e-2f6a1c3d4e5f","Name":"Demo Lab","BotID":"b07b07b0-0000-4000-8000-000000000001"},
+           "pages":["Reading list"]}}`), 0o600); err != nil {
 		return err
 	}
 	if err := d.start("sandbox", "--addr", ports[0], "--seed", seedPath); err != nil {
@@ -168,6 +171,16 @@ func (d *demo) run(ctx context.Context) error {
 
 	step("stocking slides from all three providers, and one that does not exist")
 	if err := d.slides(ctx); err != nil {
+		return err
+	}
+
+	step("connecting the Notion workspace through the OAuth routes, as a browser would")
+	if err := d.connectNotion(ctx, sandboxURL, webhookURL); err != nil {
+		return err
+	}
+
+	step("a Notion Automation posts a page's arXiv link to the webhook")
+	if err := d.notionAutomation(ctx, sandboxURL, webhookURL); err != nil {
 		return err
 	}
 
@@ -378,6 +391,107 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// connectNotion runs connect → consent → callback and waits for the
+// integration to be Ready with its database.
+func (d *demo) connectNotion(ctx context.Context, sandboxURL, webhookURL string) error {
+	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	next := webhookURL + "/oauth/notion/connect?namespace=" + namespace + "&name=research"
+	for hop := 0; hop < 3; hop++ {
+		resp, err := browser.Get(next)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusFound {
+			next = resp.Header.Get("Location")
+			continue
+		}
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Connected to Demo Lab")) {
+			return fmt.Errorf("OAuth callback answered %d", resp.StatusCode)
+		}
+		fmt.Println("    callback answered 200: \"Connected to Demo Lab\" (the token Secret demo/notion-token now holds the grant)")
+		break
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ni := &v1alpha1.NotionIntegration{}
+		if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "research"}, ni); err != nil {
+			return err
+		}
+		if ni.Status.ObservedGeneration == ni.Generation && ni.Status.DatabaseID != "" && readyTrue(ni.Status.Conditions) {
+			fmt.Printf("    NotionIntegration Ready: workspace %q, database %s\n    webhook URL %s%s\n",
+				ni.Status.WorkspaceName, ni.Status.DatabaseURL, webhookURL, ni.Status.WebhookPath)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("NotionIntegration not Ready after 60s: %+v", ni.Status.Conditions)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func readyTrue(conds []metav1.Condition) bool {
+	for _, c := range conds {
+		if c.Type == v1alpha1.ReadyCondition {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// notionAutomation adds a page with an arXiv link in the sandbox's Notion,
+// posts the Automation's request, and shows the page filled in.
+func (d *demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL string) error {
+	ni := &v1alpha1.NotionIntegration{}
+	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "research"}, ni); err != nil {
+		return err
+	}
+	link := "https://arxiv.org/abs/2301.12345v2"
+	var row struct {
+		PageID string `json:"page_id"`
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": ni.Status.DatabaseID, "values": map[string]any{"Link": link}}, &row); err != nil {
+		return fmt.Errorf("add a page in the sandbox: %w", err)
+	}
+	var accepted map[string]any
+	if err := postJSON(webhookURL+ni.Status.WebhookPath, map[string]string{"workspace_id": ni.Status.WorkspaceID, "page_id": row.PageID, "link": link}, &accepted); err != nil {
+		return fmt.Errorf("post the Automation's request: %w", err)
+	}
+	fmt.Printf("    webhook answered 202: PaperSync %v\n", accepted["paper_sync"])
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var page map[string]any
+		resp, err := http.Get(sandboxURL + "/_sandbox/notion/pages/" + row.PageID)
+		if err == nil {
+			_ = json.NewDecoder(resp.Body).Decode(&page)
+			_ = resp.Body.Close()
+		}
+		if page["Title"] != nil && page["Title"] != "" {
+			fmt.Printf("    page filled: Title %q, Authors %q, Publication Year %v\n", page["Title"], page["Authors"], page["Publication Year"])
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the page was not filled within 60s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func postJSON(u string, in, out any) error {
+	b, _ := json.Marshal(in)
+	resp, err := http.Post(u, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s answered %d: %s", u, resp.StatusCode, body)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // checkWebhook shows that the webhook server refuses what it must, in the

@@ -111,6 +111,8 @@ func (n *Notion) Upstream() upstream.Name { return upstream.Notion }
 func (n *Notion) Register(s *Server) {
 	s.Handle(NotionOAuthToken, "POST /notion/v1/oauth/token", n.token)
 	s.Handle(NotionOAuthAuthorize, "GET /notion/v1/oauth/authorize", n.consentPage)
+	s.HandleAdmin("POST /_sandbox/notion/rows", n.adminAddRow)
+	s.HandleAdmin("GET /_sandbox/notion/pages/{id}", n.adminRow)
 	n.registerAPI(s)
 }
 
@@ -217,4 +219,35 @@ func nilIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// adminAddRow adds a database page, as a person typing in Notion would:
+// {"database_id": "...", "values": {"Link": "https://arxiv.org/abs/..."}}.
+func (n *Notion) adminAddRow(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		DatabaseID string         `json:"database_id"`
+		Values     map[string]any `json:"values"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	n.mu.Lock()
+	_, ok := n.state().databases[normID(req.DatabaseID)]
+	n.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such database"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"page_id": n.AddRow(req.DatabaseID, req.Values)})
+}
+
+// adminRow shows a database page's values as plain text and numbers.
+func (n *Notion) adminRow(w http.ResponseWriter, r *http.Request) {
+	row := n.Row(r.PathValue("id"))
+	if row == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such page"})
+		return
+	}
+	writeJSON(w, http.StatusOK, row)
 }

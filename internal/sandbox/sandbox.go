@@ -124,6 +124,10 @@ func New(emulators ...Emulator) *Server {
 	return s
 }
 
+// HandleAdmin registers an emulator's own admin endpoint (under
+// /_sandbox/), which is neither counted nor faulted.
+func (s *Server) HandleAdmin(pattern string, h http.HandlerFunc) { s.mux.HandleFunc(pattern, h) }
+
 // ServeHTTP serves every emulator and the admin endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 

@@ -33,6 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/go-logr/logr"
+
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/setup"
@@ -129,7 +131,7 @@ func connect(d Deps) HandlerFunc {
 		}
 		creds, err := oauthStore(d).LoadClient(r.Context(), target.clientKey)
 		if err != nil {
-			return htmlError(w, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.")
+			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
 		}
 		state := random(32)
 		verifier := ""
@@ -143,7 +145,7 @@ func connect(d Deps) HandlerFunc {
 				"verifier": verifier, "expires": time.Now().Add(StateTTL).UTC().Format(time.RFC3339)},
 		}
 		if err := d.Client.Create(r.Context(), sec); err != nil {
-			return htmlError(w, http.StatusInternalServerError, "Try again", "The sign-in could not be started.")
+			return htmlErrorCause(w, r, http.StatusInternalServerError, "Try again", "The sign-in could not be started.", err)
 		}
 		q := url.Values{"client_id": {creds.ID}, "redirect_uri": {d.redirectURI(provider)}, "response_type": {"code"}, "state": {state}}
 		for k, v := range target.provider.AuthParams {
@@ -215,7 +217,7 @@ func callback(d Deps) HandlerFunc {
 		store := oauthStore(d)
 		creds, err := store.LoadClient(r.Context(), target.clientKey)
 		if err != nil {
-			return htmlError(w, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.")
+			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
 		}
 		engine := &oauth.Engine{Store: store, Out: d.Outbound}
 		tok, err := engine.Exchange(r.Context(), target.provider, creds, q.Get("code"), d.redirectURI(provider), data["verifier"])
@@ -223,10 +225,10 @@ func callback(d Deps) HandlerFunc {
 		case errors.Is(err, oauth.ErrReauthRequired):
 			return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "The provider did not accept the code. Start again from the connect link.")
 		case err != nil:
-			return htmlError(w, http.StatusBadGateway, "The provider did not answer", "Try again in a moment.")
+			return htmlErrorCause(w, r, http.StatusBadGateway, "The provider did not answer", "Try again in a moment.", err)
 		}
 		if err := store.Save(r.Context(), target.tokenKey, tok); err != nil {
-			return htmlError(w, http.StatusInternalServerError, "The grant could not be saved", "Try again.")
+			return htmlErrorCause(w, r, http.StatusInternalServerError, "The grant could not be saved", "Try again.", err)
 		}
 		vars := target.page(r.Context(), d, tok)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -238,6 +240,15 @@ func callback(d Deps) HandlerFunc {
 // htmlError answers a person's browser (seed 000 §7.3: OAuth errors are
 // HTML pages). It returns nil: the answer is written.
 func htmlError(w http.ResponseWriter, status int, title, message string) error {
+	return htmlErrorCause(w, nil, status, title, message, nil)
+}
+
+// htmlErrorCause is htmlError that logs the cause of a server-side failure
+// (never shown to the browser).
+func htmlErrorCause(w http.ResponseWriter, r *http.Request, status int, title, message string, cause error) error {
+	if r != nil && cause != nil {
+		logr.FromContextOrDiscard(r.Context()).Error(cause, "OAuth route failed", "status", status)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
