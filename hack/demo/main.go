@@ -175,7 +175,7 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	step("connecting the Notion workspace through the OAuth routes, as a browser would")
-	if err := d.connectNotion(ctx, sandboxURL, webhookURL); err != nil {
+	if err := d.connectNotion(ctx, webhookURL); err != nil {
 		return err
 	}
 
@@ -395,7 +395,7 @@ func firstNonEmpty(a, b string) string {
 
 // connectNotion runs connect → consent → callback and waits for the
 // integration to be Ready with its database.
-func (d *demo) connectNotion(ctx context.Context, sandboxURL, webhookURL string) error {
+func (d *demo) connectNotion(ctx context.Context, webhookURL string) error {
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	next := webhookURL + "/oauth/notion/connect?namespace=" + namespace + "&name=research"
 	for hop := 0; hop < 3; hop++ {
