@@ -86,7 +86,7 @@ demo: manifests build envtest ## Run the whole system locally: control plane, sa
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
 
 .PHONY: bench
-bench: manifests build envtest ## Benchmark SlideStock against a bare-client baseline; prints times, ratio, writes per stock, peak RSS.
+bench: manifests build envtest ## Benchmarks: SlideStock vs a bare-client baseline (ratio, writes, RSS); Notion webhook throughput and latency.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
 
 ##@ Dependencies

@@ -47,6 +47,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -65,14 +66,17 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion or all.")
+	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
+	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	flag.Parse()
-	if err := run(*bin, *n, *m, *creators); err != nil {
+	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, m, creators int) error {
+func run(bin string, n, m, creators int, suite string, requests, pages int) error {
 	ctx := context.Background()
 	scheme := setup.Scheme()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true, Scheme: scheme}
@@ -87,6 +91,9 @@ func run(bin string, n, m, creators int) error {
 	}()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1 // no client-side throttling, as the manager (controller-runtime's default)
+	if suite == "notion" {
+		return benchNotion(cfg, requests, pages)
+	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
@@ -163,8 +170,13 @@ func run(bin string, n, m, creators int) error {
 		}
 		fmt.Printf("manager peak RSS at %d stocks: %.1f MiB (%d more stocks Ready in %s)\n", m, float64(mgr.PeakRSS())/(1<<20), m-n, more.Round(time.Millisecond))
 	}
+	if suite == "all" {
+		return benchNotion(cfg, requests, pages)
+	}
 	return nil
 }
+
+func setupScheme() *runtime.Scheme { return setup.Scheme() }
 
 func timed(f func() error) (time.Duration, error) {
 	began := time.Now()

@@ -1,0 +1,237 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+// benchNotion measures the Notion webhook: accepted events per second and
+// answer latency at several client counts, then the time from an event to
+// its page being filled, with an instant sandbox and arXiv pacing off.
+func benchNotion(cfg *rest.Config, requests, pages int) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctrl.SetLogger(logr.Discard())
+	scheme := setupScheme()
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+
+	notionEmu, arxivEmu := sandbox.NewNotion(), sandbox.NewArxiv()
+	notionEmu.AddClient("bench-client", "bench-secret")
+	ws := sandbox.NotionWorkspace{ID: "be4c0000-0000-4000-8000-000000000001", Name: "Bench", BotID: "b0000000-0000-4000-8000-000000000001"}
+	notionEmu.AddPage(ws.ID, "Bench page")
+	box := sandbox.New(notionEmu, arxivEmu)
+	sbx := httptest.NewServer(box)
+	defer sbx.Close()
+	ups := upstream.NewSet()
+	for _, f := range sandbox.UpstreamFlags(sbx.URL) {
+		if err := ups.Set(f); err != nil {
+			return err
+		}
+	}
+	out, err := outbound.New(ups, outbound.Options{})
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	if err != nil {
+		return err
+	}
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+	nc := &notion.Client{Out: out}
+	if err := (&notionintegration.Reconciler{Client: mgr.GetClient(), OAuth: engine, Notion: nc}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&papersync.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Notion: nc,
+		Arxiv: &arxiv.Client{Out: out, Pacer: &arxiv.Pacer{Interval: 0}}}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	// The per-client limit is off: every benchmark client shares 127.0.0.1.
+	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
+			PublicURL: "http://" + ln.Addr().String(), StateNamespace: "default"}, webhook.Registered()...)
+	if err != nil {
+		return err
+	}
+	go func() { _ = hook.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+
+	// One connected integration.
+	ns := "bench-notion"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	for name, data := range map[string]map[string]string{
+		"notion-client":  {"client_id": "bench-client", "client_secret": "bench-secret"},
+		"notion-webhook": {"token": "bench-webhook-token-0123456789"},
+		"notion-token":   {"refresh_token": notionEmu.IssueRefreshToken("bench-client", ws)},
+	} {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
+			return err
+		}
+	}
+	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns}}
+	ni.Spec.OAuth.ClientSecretRef.Name, ni.Spec.OAuth.TokenSecretRef.Name, ni.Spec.WebhookSecretRef.Name = "notion-client", "notion-token", "notion-webhook"
+	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Hour}
+	if err := c.Create(ctx, ni); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ni), ni); err != nil {
+			return err
+		}
+		if status.IsTrue(ni, v1alpha1.ReadyCondition) && ni.Status.WebhookPath != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("integration not Ready: %+v", ni.Status.Conditions)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	url := base + ni.Status.WebhookPath
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+
+	// Event → page filled, one event at a time, on rows that exist.
+	var db = ni.Status.DatabaseID
+	e2e := make([]time.Duration, 0, pages)
+	for i := 0; i < pages; i++ {
+		link := "https://arxiv.org/abs/hep-th/9901001"
+		page := notionEmu.AddRow(db, map[string]any{"Link": link})
+		body, _ := json.Marshal(map[string]string{"workspace_id": ws.ID, "page_id": page, "link": link})
+		t0 := time.Now()
+		resp, err := httpc.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		for notionEmu.Row(page)["Title"] == "" || notionEmu.Row(page)["Title"] == nil {
+			if time.Since(t0) > 30*time.Second {
+				return fmt.Errorf("page %d not filled after 30s", i)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		e2e = append(e2e, time.Since(t0))
+	}
+	sort.Slice(e2e, func(i, j int) bool { return e2e[i] < e2e[j] })
+	var sum time.Duration
+	for _, d := range e2e {
+		sum += d
+	}
+	fmt.Printf("event → page filled (%d events, one at a time, instant sandbox, arXiv pacing off): mean %s, p50 %s, p95 %s (seed: ≤ 2 s on average)\n",
+		pages, (sum / time.Duration(len(e2e))).Round(100*time.Microsecond), pct(e2e, 50), pct(e2e, 95))
+	fmt.Printf("\nNotion webhook: %d events per client count, each a new page (one PaperSync created per event), loopback, real API server\n", requests)
+	fmt.Printf("%-8s %12s %10s %10s %10s\n", "clients", "accepted/s", "p50", "p95", "p99")
+	var seq atomic.Int64
+	for _, clients := range []int{1, 16, 64} {
+		lat := make([]time.Duration, 0, requests)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		var sent atomic.Int64
+		began := time.Now()
+		failures := 0
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for sent.Add(1) <= int64(requests) {
+					page := fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1))
+					body, _ := json.Marshal(map[string]string{"workspace_id": ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
+					t0 := time.Now()
+					resp, err := httpc.Post(url, "application/json", bytes.NewReader(body))
+					d := time.Since(t0)
+					mu.Lock()
+					if err != nil || resp.StatusCode != http.StatusAccepted {
+						failures++
+					} else {
+						lat = append(lat, d)
+					}
+					mu.Unlock()
+					if err == nil {
+						_ = resp.Body.Close()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(began)
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		fmt.Printf("%-8d %12.0f %10s %10s %10s", clients, float64(len(lat))/elapsed.Seconds(), pct(lat, 50), pct(lat, 95), pct(lat, 99))
+		if failures > 0 {
+			fmt.Printf("   (%d not accepted)", failures)
+		}
+		fmt.Println()
+	}
+
+	fmt.Fprintln(os.Stderr)
+	return nil
+}
+
+func pct(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	i := (len(sorted)*p + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return sorted[i-1].Round(10 * time.Microsecond).String()
+}
