@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jomei/notionapi"
@@ -81,15 +82,37 @@ type Client struct {
 }
 
 func (c *Client) api(token string) *notionapi.Client {
+	hc := c.Out.HTTPClientFor(upstream.Notion, "https://api.notion.com")
+	hc.Transport = retryAfterTransport{next: hc.Transport}
 	// WithRetry(1): a 429 comes back to the controller, which owns backoff.
-	return notionapi.NewClient(notionapi.Token(token),
-		notionapi.WithHTTPClient(c.Out.HTTPClientFor(upstream.Notion, "https://api.notion.com")),
-		notionapi.WithRetry(1))
+	return notionapi.NewClient(notionapi.Token(token), notionapi.WithHTTPClient(hc), notionapi.WithRetry(1))
+}
+
+// The SDK drops a 429's Retry-After; this transport keeps it for the call
+// that asked (through the request context).
+type retryAfterKey struct{}
+
+type retryAfterTransport struct{ next http.RoundTripper }
+
+func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
+		if holder, ok := req.Context().Value(retryAfterKey{}).(*time.Duration); ok {
+			*holder = outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
+	}
+	return resp, err
+}
+
+// withRetryAfter gives a call a place for a 429's Retry-After.
+func withRetryAfter(ctx context.Context) (context.Context, *time.Duration) {
+	var d time.Duration
+	return context.WithValue(ctx, retryAfterKey{}, &d), &d
 }
 
 // classify maps Notion's answers onto the outbound classes: 429 and 5xx
 // (and a broken connection) are transient, every other status permanent.
-func classify(what string, err error) error {
+func classify(what string, err error, retryAfter ...*time.Duration) error {
 	if err == nil {
 		return nil
 	}
@@ -97,8 +120,12 @@ func classify(what string, err error) error {
 	var rl *notionapi.RateLimitedError
 	switch {
 	case errors.As(err, &rl):
-		return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Transient, Status: http.StatusTooManyRequests,
+		e := &outbound.Error{Upstream: upstream.Notion, Class: outbound.Transient, Status: http.StatusTooManyRequests,
 			Reason: what + ": rate limited (429)", Err: err}
+		if len(retryAfter) > 0 && retryAfter[0] != nil {
+			e.RetryAfter = *retryAfter[0]
+		}
+		return e
 	case errors.As(err, &ae):
 		class := outbound.Permanent
 		if ae.Status >= 500 {
@@ -139,6 +166,15 @@ func plain(rt []notionapi.RichText) string {
 // (§3.2.3) under parentPage, else the template, else the first page the
 // integration can reach. Missing properties are added to a found database.
 func (c *Client) FindOrCreateDatabase(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (Database, error) {
+	ctx, ra := withRetryAfter(ctx)
+	db, err := c.findOrCreate(ctx, token, name, pinnedID, templateID, parentPage)
+	if e, ok := outbound.Classify(err); ok && e.Status == http.StatusTooManyRequests && e.RetryAfter == 0 {
+		e.RetryAfter = *ra
+	}
+	return db, err
+}
+
+func (c *Client) findOrCreate(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (Database, error) {
 	api := c.api(token)
 	var db *notionapi.Database
 	if pinnedID != "" {
@@ -294,8 +330,9 @@ func (c *Client) UpdatePaper(ctx context.Context, token, pageID string, p Paper)
 		PropLink:    notionapi.URLProperty{URL: link},
 		PropYear:    notionapi.NumberProperty{Number: year},
 	}
+	ctx, ra := withRetryAfter(ctx)
 	_, err := c.api(token).Page.Update(ctx, notionapi.PageID(pageID), &notionapi.PageUpdateRequest{Properties: props})
-	return classify("update page "+pageID, err)
+	return classify("update page "+pageID, err, ra)
 }
 
 // PageLink is a page whose Link is set.

@@ -21,6 +21,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -157,6 +158,9 @@ func TestCreateFailures(t *testing.T) {
 		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
 		if !outbound.IsTransient(err) || w.box.Calls(sandbox.NotionSearch) != 1 {
 			t.Fatalf("got %v after %d calls", err, w.box.Calls(sandbox.NotionSearch))
+		}
+		if e, _ := outbound.Classify(err); e.RetryAfter != time.Second {
+			t.Fatalf("Retry-After %s, want 1s (the SDK drops it; the client keeps it)", e.RetryAfter)
 		}
 	})
 	t.Run("no page to create it under", func(t *testing.T) {

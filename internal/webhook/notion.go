@@ -66,27 +66,12 @@ func automation(d Deps) HandlerFunc {
 		if e := DecodeJSON(r, &body); e != nil {
 			return e
 		}
-		var missing []string
-		for name, v := range map[string]string{"workspace_id": body.WorkspaceID, "page_id": body.PageID, "link": body.Link} {
-			if strings.TrimSpace(v) == "" {
-				missing = append(missing, name)
-			}
-		}
-		if len(missing) > 0 {
-			return Errorf(http.StatusBadRequest, "workspace_id, page_id and link are required").
-				WithDetails(map[string]any{"missing": sorted(missing)})
-		}
-		if ni.Status.WorkspaceID != "" && body.WorkspaceID != ni.Status.WorkspaceID {
+		if ni.Status.WorkspaceID != "" && body.WorkspaceID != "" && body.WorkspaceID != ni.Status.WorkspaceID {
 			return Errorf(http.StatusNotFound, "no integration for this workspace on this path")
 		}
-		pageID := papers.NormalizeID(body.PageID)
-		if pageID == "" {
-			return Errorf(http.StatusBadRequest, "page_id is not a Notion page id").WithDetails(map[string]any{"field": "page_id"})
-		}
-		arxivID, err := arxiv.ParseLink(body.Link)
-		if err != nil {
-			return Errorf(http.StatusBadRequest, "link is not an arXiv abstract or PDF URL: %s", strings.TrimPrefix(err.Error(), arxiv.ErrNotArxiv.Error()+": ")).
-				WithDetails(map[string]any{"field": "link"})
+		pageID, arxivID, e := body.validate()
+		if e != nil {
+			return e
 		}
 		ps := papers.NewSync(ni, pageID, body.Link, arxivID)
 		if err := d.Client.Create(r.Context(), ps); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -107,4 +92,30 @@ func automation(d Deps) HandlerFunc {
 func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
+}
+
+// validate checks an Automation body (seed 000 §3.3.1): the three fields
+// present, a Notion page id, an arXiv link it can take an id from. It
+// returns the normalised page id and the arXiv id.
+func (b automationBody) validate() (pageID, arxivID string, _ *Error) {
+	var missing []string
+	for name, v := range map[string]string{"workspace_id": b.WorkspaceID, "page_id": b.PageID, "link": b.Link} {
+		if strings.TrimSpace(v) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return "", "", Errorf(http.StatusBadRequest, "workspace_id, page_id and link are required").
+			WithDetails(map[string]any{"missing": sorted(missing)})
+	}
+	pageID = papers.NormalizeID(strings.TrimSpace(b.PageID))
+	if pageID == "" {
+		return "", "", Errorf(http.StatusBadRequest, "page_id is not a Notion page id").WithDetails(map[string]any{"field": "page_id"})
+	}
+	arxivID, err := arxiv.ParseLink(b.Link)
+	if err != nil {
+		return "", "", Errorf(http.StatusBadRequest, "link is not an arXiv abstract or PDF URL: %s", strings.TrimPrefix(err.Error(), arxiv.ErrNotArxiv.Error()+": ")).
+			WithDetails(map[string]any{"field": "link"})
+	}
+	return pageID, arxivID, nil
 }

@@ -456,3 +456,41 @@ func TestTokensAppearNowhereButTheSecret(t *testing.T) {
 		}
 	}
 }
+
+// Seed 000 §3.3.1 "Notion API error" and §7.2 "Notion 429": after the 202,
+// they are the PaperSync's outcome.
+func TestNotionPageUpdateFailures(t *testing.T) {
+	f := newFixture(t, nil)
+	ni := f.ready(t)
+	t.Run("a page that does not exist fails the sync", func(t *testing.T) {
+		a := post(t, ni.Status.WebhookPath, map[string]string{"workspace_id": f.ws.ID, "page_id": "0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "link": "https://arxiv.org/abs/2301.12345"})
+		name := a.body["paper_sync"].(string)
+		ps := f.waitSync(t, name, v1alpha1.SyncFailed)
+		if !strings.Contains(ps.Status.LastError, "object_not_found") {
+			t.Fatalf("lastError %q", ps.Status.LastError)
+		}
+		f.waitEvent(t, name, "PageUpdateFailed")
+	})
+	t.Run("429 from Notion waits and retries", func(t *testing.T) {
+		sleeps.take()
+		box.SetFault(sandbox.NotionPageUpdate, sandbox.Fault{Status: 429, RetryAfter: "2", Times: 1,
+			Body: `{"object":"error","status":429,"code":"rate_limited","message":"You have been rate limited. Please try again in a few minutes."}`})
+		defer box.ClearFaults()
+		page := notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
+		a := post(t, ni.Status.WebhookPath, map[string]string{"workspace_id": f.ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
+		f.waitSync(t, a.body["paper_sync"].(string), v1alpha1.SyncSucceeded)
+		if got := sleeps.take(); len(got) != 1 || got[0] != 2*time.Second {
+			t.Fatalf("waits %v, want the Retry-After of 2s", got)
+		}
+	})
+	t.Run("an arXiv answer that is not a feed fails the sync", func(t *testing.T) {
+		box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Malformed: true, Times: 1})
+		defer box.ClearFaults()
+		page := notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
+		a := post(t, ni.Status.WebhookPath, map[string]string{"workspace_id": f.ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
+		ps := f.waitSync(t, a.body["paper_sync"].(string), v1alpha1.SyncFailed)
+		if !strings.Contains(ps.Status.LastError, "not an Atom feed") {
+			t.Fatalf("lastError %q", ps.Status.LastError)
+		}
+	})
+}
