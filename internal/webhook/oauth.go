@@ -71,8 +71,10 @@ func init() {
 }
 
 func notionTarget(ctx context.Context, d Deps, key types.NamespacedName) (*oauthTarget, error) {
+	// Read from the API server: a person may open the connect link the
+	// moment they applied the resource, before the cache has it.
 	ni := &v1alpha1.NotionIntegration{}
-	if err := d.Client.Get(ctx, key, ni); err != nil {
+	if err := d.APIReader.Get(ctx, key, ni); err != nil {
 		return nil, err
 	}
 	return &oauthTarget{
