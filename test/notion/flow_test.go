@@ -112,6 +112,12 @@ func (f *fixture) ready(t *testing.T) *v1alpha1.NotionIntegration {
 		ni = f.integration(t)
 		return ni.Status.ObservedGeneration == ni.Generation && status.IsTrue(ni, v1alpha1.ReadyCondition)
 	})
+	// The webhook finds integrations through its informer cache, a moment
+	// behind the API server: wait until its path is known there (an empty
+	// body is then a 400, not a 404).
+	eventually(t, "the webhook path served", func() bool {
+		return post(t, ni.Status.WebhookPath, "{}").status == http.StatusBadRequest
+	})
 	return ni
 }
 
