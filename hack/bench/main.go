@@ -120,7 +120,9 @@ func run(bin string, n, m, creators int, suite string, requests, pages int) erro
 	if err != nil {
 		return err
 	}
-	defer mgr.Stop()
+	var once sync.Once
+	stopManager := func() { once.Do(mgr.Stop) }
+	defer stopManager()
 	writesBefore, err := apiWrites(metricsURL)
 	if err != nil {
 		return err
@@ -171,6 +173,9 @@ func run(bin string, n, m, creators int, suite string, requests, pages int) erro
 		fmt.Printf("manager peak RSS at %d stocks: %.1f MiB (%d more stocks Ready in %s)\n", m, float64(mgr.PeakRSS())/(1<<20), m-n, more.Round(time.Millisecond))
 	}
 	if suite == "all" {
+		// The manager binary would reconcile the Notion benchmark's objects
+		// too (against the wrong sandbox): stop it first.
+		stopManager()
 		return benchNotion(cfg, requests, pages)
 	}
 	return nil

@@ -44,6 +44,10 @@ import (
 // 10 minutes).
 const StateTTL = 10 * time.Minute
 
+// successPageWait bounds how long the success page waits for the
+// database to appear in the integration's status.
+const successPageWait = 5 * time.Second
+
 // stateLabel marks the Secrets that hold OAuth states.
 const stateLabel = "switchboard.dev/oauth-state"
 
@@ -82,8 +86,23 @@ func notionTarget(ctx context.Context, d Deps, key types.NamespacedName) (*oauth
 		clientKey: types.NamespacedName{Namespace: key.Namespace, Name: ni.Spec.OAuth.ClientSecretRef.Name},
 		tokenKey:  types.NamespacedName{Namespace: key.Namespace, Name: ni.Spec.OAuth.TokenSecretRef.Name},
 		page: func(ctx context.Context, d Deps, tok oauth.Token) map[string]any {
+			// The new grant reconciles the integration, which finds or
+			// creates the database within moments: wait briefly so that the
+			// page can link it, as the seed's page does.
 			fresh := &v1alpha1.NotionIntegration{}
-			_ = d.APIReader.Get(ctx, key, fresh)
+			deadline := time.Now().Add(successPageWait)
+		wait:
+			for {
+				err := d.APIReader.Get(ctx, key, fresh)
+				if err != nil || fresh.Status.DatabaseURL != "" && fresh.Status.WebhookPath != "" || time.Now().After(deadline) {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					break wait
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
 			webhookURL := ""
 			if fresh.Status.WebhookPath != "" {
 				webhookURL = d.PublicURL + fresh.Status.WebhookPath

@@ -353,6 +353,17 @@ func TestArxivFailures(t *testing.T) {
 			t.Fatalf("year %d", ps.Status.PublicationYear)
 		}
 	})
+	t.Run("a timeout is retried", func(t *testing.T) {
+		box.ResetCalls()
+		sleeps.take()
+		box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Delay: sandbox.Duration(3 * time.Second), Times: 1})
+		defer box.ClearFaults()
+		name := post1("https://arxiv.org/abs/2301.12345")
+		f.waitSync(t, name, v1alpha1.SyncSucceeded)
+		if got := sleeps.take(); box.Calls(sandbox.ArxivQuery) != 2 || len(got) != 1 || got[0] != time.Second {
+			t.Fatalf("arXiv calls %d, waits %v", box.Calls(sandbox.ArxivQuery), got)
+		}
+	})
 	t.Run("503 beyond the retries leaves the sync Pending for later", func(t *testing.T) {
 		box.ResetCalls()
 		box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Status: 503})

@@ -85,6 +85,10 @@ func TestOAuthConnectWritesTheGrantAndShowsTheNextSteps(t *testing.T) {
 		!strings.Contains(done.body, "Send HTTP request") || !strings.Contains(done.body, f.ws.ID) {
 		t.Fatalf("success page %d:\n%s", done.status, done.body)
 	}
+	// Like the seed's page: the database link and the webhook URL.
+	if !strings.Contains(done.body, `href="https://www.notion.so/`) || !strings.Contains(done.body, hookURL+"/notion/webhook/") {
+		t.Fatalf("success page lacks the database or the webhook URL:\n%s", done.body)
+	}
 	tok := f.secret(t, "notion-token")
 	if !strings.HasPrefix(tok["refresh_token"], "nrt_") || tok["workspace_id"] != f.ws.ID {
 		t.Fatalf("token Secret keys %d, workspace %q", len(tok), tok["workspace_id"])
