@@ -48,7 +48,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
-	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
@@ -72,12 +71,7 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 	box := sandbox.New(notionEmu, arxivEmu)
 	sbx := httptest.NewServer(box)
 	defer sbx.Close()
-	ups := upstream.NewSet()
-	for _, f := range sandbox.UpstreamFlags(sbx.URL) {
-		if err := ups.Set(f); err != nil {
-			return err
-		}
-	}
+	ups := sandbox.Upstreams(sbx.URL)
 	out, err := outbound.New(ups, outbound.Options{})
 	if err != nil {
 		return err

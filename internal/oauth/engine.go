@@ -70,14 +70,7 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return outbound.Sleep(ctx, d)
 }
 
 // Due reports whether a token should be refreshed: less than margin left,

@@ -51,12 +51,7 @@ func TestMain(m *testing.M) {
 		google.AddClient("google-client", "google-secret")
 		box = sandbox.New(notion, google)
 		srv := httptest.NewServer(box)
-		ups := upstream.NewSet()
-		for _, f := range sandbox.UpstreamFlags(srv.URL) {
-			if err := ups.Set(f); err != nil {
-				return nil, err
-			}
-		}
+		ups := sandbox.Upstreams(srv.URL)
 		var err error
 		out, err = outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
 		return srv.Close, err

@@ -17,6 +17,7 @@ limitations under the License.
 package outbound
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -55,4 +56,16 @@ func (b Backoff) Delay(n int, err error) time.Duration {
 		d = b.Max
 	}
 	return d
+}
+
+// Sleep waits d or until ctx is done, whichever comes first.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

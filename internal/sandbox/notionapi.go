@@ -429,16 +429,9 @@ func titleProp(db *notionDatabase) string {
 }
 
 func (n *Notion) getDatabase(w http.ResponseWriter, r *http.Request, ws string) {
-	id, ok := pathID(w, r, "database_id")
-	if !ok {
-		return
+	if db, ok := n.databaseAt(w, r, ws); ok {
+		writeJSON(w, http.StatusOK, db.object())
 	}
-	db := n.state().databases[id]
-	if db == nil || db.workspace != ws {
-		notFound(w, "database", id)
-		return
-	}
-	writeJSON(w, http.StatusOK, db.object())
 }
 
 // schemaFrom reads property configurations of a create or update request.
@@ -519,16 +512,11 @@ func (n *Notion) createDatabase(w http.ResponseWriter, r *http.Request, ws strin
 }
 
 func (n *Notion) updateDatabase(w http.ResponseWriter, r *http.Request, ws string) {
-	id, ok := pathID(w, r, "database_id")
+	db, ok := n.databaseAt(w, r, ws)
 	if !ok {
 		return
 	}
 	s := n.state()
-	db := s.databases[id]
-	if db == nil || db.workspace != ws {
-		notFound(w, "database", id)
-		return
-	}
 	var req struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
@@ -613,16 +601,11 @@ func isEmptyValue(v any) bool {
 }
 
 func (n *Notion) queryDatabase(w http.ResponseWriter, r *http.Request, ws string) {
-	id, ok := pathID(w, r, "database_id")
+	db, ok := n.databaseAt(w, r, ws)
 	if !ok {
 		return
 	}
-	s := n.state()
-	db := s.databases[id]
-	if db == nil || db.workspace != ws {
-		notFound(w, "database", id)
-		return
-	}
+	s, id := n.state(), db.id
 	var req struct {
 		Filter      map[string]any `json:"filter"`
 		StartCursor string         `json:"start_cursor"`
@@ -675,32 +658,19 @@ func (n *Notion) queryDatabase(w http.ResponseWriter, r *http.Request, ws string
 }
 
 func (n *Notion) getPage(w http.ResponseWriter, r *http.Request, ws string) {
-	id, ok := pathID(w, r, "page_id")
-	if !ok {
-		return
+	if p, ok := n.pageAt(w, r, ws); ok {
+		writeJSON(w, http.StatusOK, p.object(n.state()))
 	}
-	s := n.state()
-	p := s.pages[id]
-	if p == nil || p.workspace != ws {
-		notFound(w, "page", id)
-		return
-	}
-	writeJSON(w, http.StatusOK, p.object(s))
 }
 
 // updatePage enforces Notion's limits: at most 2000 characters in one
 // text object and at most 100 rich text objects in a property.
 func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, ws string) {
-	id, ok := pathID(w, r, "page_id")
+	p, ok := n.pageAt(w, r, ws)
 	if !ok {
 		return
 	}
 	s := n.state()
-	p := s.pages[id]
-	if p == nil || p.workspace != ws {
-		notFound(w, "page", id)
-		return
-	}
 	var req struct {
 		Properties map[string]map[string]json.RawMessage `json:"properties"`
 	}
@@ -785,4 +755,33 @@ func parseValue(name, typ string, raw json.RawMessage) (any, string) {
 		return *f, ""
 	}
 	return nil, "unsupported property type " + typ
+}
+
+// databaseAt finds the path's database in the token's workspace, or
+// answers 400 (malformed id) or 404 (unknown or not shared).
+func (n *Notion) databaseAt(w http.ResponseWriter, r *http.Request, ws string) (*notionDatabase, bool) {
+	id, ok := pathID(w, r, "database_id")
+	if !ok {
+		return nil, false
+	}
+	db := n.state().databases[id]
+	if db == nil || db.workspace != ws {
+		notFound(w, "database", id)
+		return nil, false
+	}
+	return db, true
+}
+
+// pageAt is databaseAt for pages.
+func (n *Notion) pageAt(w http.ResponseWriter, r *http.Request, ws string) (*notionPage, bool) {
+	id, ok := pathID(w, r, "page_id")
+	if !ok {
+		return nil, false
+	}
+	p := n.state().pages[id]
+	if p == nil || p.workspace != ws {
+		notFound(w, "page", id)
+		return nil, false
+	}
+	return p, true
 }

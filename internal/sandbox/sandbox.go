@@ -290,6 +290,18 @@ func UpstreamFlags(baseURL string) []string {
 	return flags
 }
 
+// Upstreams is an upstream set with every upstream pointed at a sandbox
+// reachable at baseURL.
+func Upstreams(baseURL string) *upstream.Set {
+	ups := upstream.NewSet()
+	for _, f := range UpstreamFlags(baseURL) {
+		if err := ups.Set(f); err != nil {
+			panic(err) // the flags are built from a valid URL
+		}
+	}
+	return ups
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

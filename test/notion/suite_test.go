@@ -41,7 +41,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
-	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
@@ -81,12 +80,7 @@ func TestMain(m *testing.M) {
 		notionEmu.AddClient("notion-client", "notion-secret")
 		box = sandbox.New(notionEmu, arxivEmu)
 		srv := httptest.NewServer(box)
-		ups := upstream.NewSet()
-		for _, f := range sandbox.UpstreamFlags(srv.URL) {
-			if err := ups.Set(f); err != nil {
-				return nil, err
-			}
-		}
+		ups := sandbox.Upstreams(srv.URL)
 		out, err := outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
 		if err != nil {
 			return nil, err

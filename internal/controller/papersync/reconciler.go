@@ -84,16 +84,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Clock = clock.RealClock{}
 	}
 	if r.Sleep == nil {
-		r.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		r.Sleep = outbound.Sleep
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.PaperSync{}, builder.WithPredicates(status.SpecOrRequest())).

@@ -37,7 +37,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
-	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 // The suite runs the real controller in a manager against a real API
@@ -110,12 +109,7 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
 		box = sandbox.New(sd, dw, gs)
 		srv := httptest.NewServer(box)
-		ups := upstream.NewSet()
-		for _, f := range sandbox.UpstreamFlags(srv.URL) {
-			if err := ups.Set(f); err != nil {
-				return nil, err
-			}
-		}
+		ups := sandbox.Upstreams(srv.URL)
 		out, err := outbound.New(ups, outbound.Options{Timeout: testTimeout})
 		if err != nil {
 			return nil, err
