@@ -121,6 +121,17 @@ func (f *fixture) ready(t *testing.T) *v1alpha1.NotionIntegration {
 	return ni
 }
 
+// edit changes an integration with a merge patch, which the controller's
+// concurrent status writes cannot make conflict.
+func edit(t *testing.T, ni *v1alpha1.NotionIntegration, change func(*v1alpha1.NotionIntegration)) {
+	t.Helper()
+	before := ni.DeepCopy()
+	change(ni)
+	if err := env.Client.Patch(context.Background(), ni, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) secret(t *testing.T, name string) map[string]string {
 	t.Helper()
 	var s corev1.Secret
@@ -229,10 +240,9 @@ func TestConnectFindsOrCreatesTheDatabaseAndRotatesTheToken(t *testing.T) {
 	}
 
 	// The requested-at annotation forces a refresh (the manual refresh endpoint, §3.7.5).
-	ni.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "refresh-now"}
-	if err := env.Client.Update(context.Background(), ni); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, ni, func(n *v1alpha1.NotionIntegration) {
+		n.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "refresh-now"}
+	})
 	if st.TokenRefreshes != 1 || st.LastTokenRefreshAt == nil {
 		t.Fatalf("refreshes %d", st.TokenRefreshes)
 	}
@@ -412,10 +422,9 @@ func TestBackfillHealsALostWebhook(t *testing.T) {
 	f := newFixture(t, nil)
 	ni := f.ready(t)
 	lost := notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
-	ni.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "backfill"}
-	if err := env.Client.Update(context.Background(), ni); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, ni, func(n *v1alpha1.NotionIntegration) {
+		n.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "backfill"}
+	})
 	eventually(t, "the lost page filled", func() bool {
 		return notionEmu.Row(lost)["Title"] == "A Study of Examples in Practice"
 	})
@@ -436,10 +445,7 @@ func TestAGrantTheProviderRefusesNeedsReauth(t *testing.T) {
 func TestFinishedSyncsAreDeletedAfterTheRetention(t *testing.T) {
 	f := newFixture(t, nil)
 	ni := f.ready(t)
-	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Second}
-	if err := env.Client.Update(context.Background(), ni); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, ni, func(n *v1alpha1.NotionIntegration) { n.Spec.SyncRetention = metav1.Duration{Duration: time.Second} })
 	ni = f.ready(t)
 	page := notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
 	a := post(t, ni.Status.WebhookPath, map[string]string{"workspace_id": f.ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -38,14 +39,19 @@ func newKey(t *testing.T, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
+// update edits a stock, retrying when the controller's status write got in
+// between the read and the write.
 func update(t *testing.T, key types.NamespacedName, edit func(*v1alpha1.SlideStock)) {
 	t.Helper()
-	s := &v1alpha1.SlideStock{}
-	if err := env.Client.Get(context.Background(), key, s); err != nil {
-		t.Fatal(err)
-	}
-	edit(s)
-	if err := env.Client.Update(context.Background(), s); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s := &v1alpha1.SlideStock{}
+		if err := env.Client.Get(context.Background(), key, s); err != nil {
+			return err
+		}
+		edit(s)
+		return env.Client.Update(context.Background(), s)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -66,7 +72,7 @@ func TestPendingToReadyIsOneStatusWrite(t *testing.T) {
 	create(t, key, atomURL)
 	waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
 	time.Sleep(300 * time.Millisecond) // let any stray reconcile happen
-	if n := hook.writesOf(key.Name); n != 1 {
+	if n := hook.writesOf(key); n != 1 {
 		t.Fatalf("%d status writes from Pending to Ready, want 1", n)
 	}
 }
@@ -75,7 +81,7 @@ func TestAFailedStatusWriteIsRetried(t *testing.T) {
 	box.ClearFaults()
 	box.ResetCalls()
 	key := newKey(t, "db-failure")
-	hook.failNext(key.Name, 2)
+	hook.failNext(key, 2)
 	create(t, key, docsURL)
 	s := waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
 	// Each lost write lost its fetch too: the fetch is repeated, as a
@@ -110,11 +116,11 @@ func TestRequestedAtRefetchesAReadyStock(t *testing.T) {
 func TestRequestedAtRetriesAFailedStock(t *testing.T) {
 	box.ClearFaults()
 	key := newKey(t, "retry-failed")
-	url := "https://speakerdeck.com/late/upload"
-	create(t, key, url)
+	slug := "upload-" + key.Namespace // unique, so the test can run again in one process
+	create(t, key, "https://speakerdeck.com/late/"+slug)
 	waitFor(t, key, "Failed", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideFailed })
 	// The owner publishes the deck, and a person asks again (seed 001 §8.2).
-	sd.AddDeck(sandbox.SpeakerDeckDeck{User: "late", Slug: "upload", Title: "Now public", AuthorName: "Late", PlayerID: "cafe"})
+	sd.AddDeck(sandbox.SpeakerDeckDeck{User: "late", Slug: slug, Title: "Now public", AuthorName: "Late", PlayerID: "cafe"})
 	request(t, key, "1")
 	s := waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
 	if s.Status.Title != "Now public" || s.Status.LastError != "" || status.Get(s, v1alpha1.StalledCondition) != nil {

@@ -64,16 +64,16 @@ type statusHook struct {
 	writes map[string]int
 }
 
-func (h *statusHook) failNext(name string, n int) {
+func (h *statusHook) failNext(key types.NamespacedName, n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.fail[name] = n
+	h.fail[key.String()] = n
 }
 
-func (h *statusHook) writesOf(name string) int {
+func (h *statusHook) writesOf(key types.NamespacedName) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.writes[name]
+	return h.writes[key.String()]
 }
 
 // hookedClient is the manager's client with status writes going through
@@ -94,13 +94,14 @@ type hookedStatus struct {
 
 func (s hookedStatus) Patch(ctx context.Context, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 	h := s.hook
+	key := client.ObjectKeyFromObject(obj).String()
 	h.mu.Lock()
-	if h.fail[obj.GetName()] > 0 {
-		h.fail[obj.GetName()]--
+	if h.fail[key] > 0 {
+		h.fail[key]--
 		h.mu.Unlock()
 		return fmt.Errorf("injected status write failure")
 	}
-	h.writes[obj.GetName()]++
+	h.writes[key]++
 	h.mu.Unlock()
 	return s.SubResourceWriter.Patch(ctx, obj, p, opts...)
 }
