@@ -21,10 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
-	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
-	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -56,25 +54,8 @@ var controllers = []struct {
 			Recorder: mgr.GetEventRecorder("slidestock-controller"),
 		}).SetupWithManager(mgr)
 	}},
-	{"notionintegration", func(mgr ctrl.Manager, d Deps) error {
-		nc := &notion.Client{Out: d.Outbound}
-		return (&notionintegration.Reconciler{
-			Client:   mgr.GetClient(),
-			OAuth:    d.OAuth,
-			Notion:   nc,
-			Recorder: mgr.GetEventRecorder("notionintegration-controller"),
-			Backfill: papersync.Backfill(mgr.GetClient(), nc),
-		}).SetupWithManager(mgr)
-	}},
-	{"papersync", func(mgr ctrl.Manager, d Deps) error {
-		return (&papersync.Reconciler{
-			Client:    mgr.GetClient(),
-			APIReader: mgr.GetAPIReader(),
-			OAuth:     d.OAuth,
-			Notion:    &notion.Client{Out: d.Outbound},
-			Arxiv:     &arxiv.Client{Out: d.Outbound, Pacer: d.ArxivPacer},
-			Recorder:  mgr.GetEventRecorder("papersync-controller"),
-		}).SetupWithManager(mgr)
+	{"notionintegration and papersync", func(mgr ctrl.Manager, d Deps) error {
+		return controller.SetupNotion(mgr, controller.NotionDeps{Out: d.Outbound, OAuth: d.OAuth, ArxivPacer: d.ArxivPacer})
 	}},
 }
 

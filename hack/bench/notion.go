@@ -40,10 +40,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
-	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -84,12 +82,7 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		return err
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	nc := &notion.Client{Out: out}
-	if err := (&notionintegration.Reconciler{Client: mgr.GetClient(), OAuth: engine, Notion: nc}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := (&papersync.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Notion: nc,
-		Arxiv: &arxiv.Client{Out: out, Pacer: &arxiv.Pacer{Interval: 0}}}).SetupWithManager(mgr); err != nil {
+	if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: 0}}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()

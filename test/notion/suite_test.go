@@ -32,11 +32,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
-	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -93,13 +90,7 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out, Sleep: sleeps.sleep}
-		nc := &notion.Client{Out: out}
-		if err := (&notionintegration.Reconciler{Client: mgr.GetClient(), OAuth: engine, Notion: nc,
-			Recorder: mgr.GetEventRecorder("notionintegration-controller"), Backfill: papersync.Backfill(mgr.GetClient(), nc)}).SetupWithManager(mgr); err != nil {
-			return nil, err
-		}
-		if err := (&papersync.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Notion: nc,
-			Arxiv: &arxiv.Client{Out: out}, Recorder: mgr.GetEventRecorder("papersync-controller"), Sleep: sleeps.sleep}).SetupWithManager(mgr); err != nil {
+		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, Sleep: sleeps.sleep}); err != nil {
 			return nil, err
 		}
 		hookSrv := httptest.NewUnstartedServer(nil)
