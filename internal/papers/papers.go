@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
 // WebhookPrefix is where Notion Automations post.
@@ -83,4 +84,14 @@ func NewSync(ni *v1alpha1.NotionIntegration, pageID, link, arxivID string) *v1al
 		Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: ni.Name},
 			PageID: pageID, Link: strings.TrimSpace(link), ArxivID: arxivID},
 	}
+}
+
+// Provider is Notion with the integration's assumed token lifetime (seed
+// 000 §3.7.4), for everyone who refreshes its grant.
+func Provider(ni *v1alpha1.NotionIntegration) oauth.Provider {
+	p := oauth.Notion
+	if d := ni.Spec.TokenRefresh.AssumedLifetime.Duration; d > 0 {
+		p.AssumedLifetime = d
+	}
+	return p
 }

@@ -111,21 +111,12 @@ func (r *Reconciler) webhookPath(ctx context.Context, obj *v1alpha1.NotionIntegr
 	return nil
 }
 
-// provider is Notion with the integration's assumed lifetime.
-func provider(obj *v1alpha1.NotionIntegration) oauth.Provider {
-	p := oauth.Notion
-	if d := obj.Spec.TokenRefresh.AssumedLifetime.Duration; d > 0 {
-		p.AssumedLifetime = d
-	}
-	return p
-}
-
 // token ensures a fresh grant; done means the reconcile ends here.
 func (r *Reconciler) token(ctx context.Context, obj *v1alpha1.NotionIntegration, force bool) (oauth.Token, ctrl.Result, bool) {
 	clientKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.OAuth.ClientSecretRef.Name}
 	tokenKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.OAuth.TokenSecretRef.Name}
 	margin := obj.Spec.TokenRefresh.RefreshBefore.Duration
-	tok, err := r.OAuth.Ensure(ctx, provider(obj), clientKey, tokenKey, margin, force)
+	tok, err := r.OAuth.Ensure(ctx, papers.Provider(obj), clientKey, tokenKey, margin, force)
 	switch {
 	case errors.Is(err, oauth.ErrReauthRequired):
 		// The Secret is kept (seed 000 §3.7.6); a person connects again and

@@ -117,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !status.IsTrue(ni, v1alpha1.ReadyCondition) {
 		return r.wait(ctx, obj, "integration "+ni.Name+" is not Ready")
 	}
-	tok, err := r.OAuth.Ensure(ctx, provider(ni), types.NamespacedName{Namespace: ni.Namespace, Name: ni.Spec.OAuth.ClientSecretRef.Name},
+	tok, err := r.OAuth.Ensure(ctx, papers.Provider(ni), types.NamespacedName{Namespace: ni.Namespace, Name: ni.Spec.OAuth.ClientSecretRef.Name},
 		types.NamespacedName{Namespace: ni.Namespace, Name: ni.Spec.OAuth.TokenSecretRef.Name}, ni.Spec.TokenRefresh.RefreshBefore.Duration, false)
 	if err != nil {
 		return r.wait(ctx, obj, "the integration's grant: "+err.Error())
@@ -132,14 +132,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res = ctrl.Result{RequeueAfter: max(ni.Spec.SyncRetention.Duration, time.Second)}
 	}
 	return res, err
-}
-
-func provider(ni *v1alpha1.NotionIntegration) oauth.Provider {
-	p := oauth.Notion
-	if d := ni.Spec.TokenRefresh.AssumedLifetime.Duration; d > 0 {
-		p.AssumedLifetime = d
-	}
-	return p
 }
 
 // pending lists the integration's unfinished syncs, oldest first, obj
