@@ -32,6 +32,7 @@ import (
 	"github.com/jomei/notionapi"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -198,7 +199,7 @@ func (c *Client) findOrCreate(ctx context.Context, token, name, pinnedID, templa
 			if !ok || plain(d.Title) != name || d.Archived {
 				continue
 			}
-			if templateID != "" && sameID(string(d.Parent.PageID), templateID) {
+			if templateID != "" && papers.NormalizeID(string(d.Parent.PageID)) == papers.NormalizeID(templateID) {
 				db = d
 				break
 			}
@@ -284,11 +285,6 @@ func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionap
 		return nil, classify("add properties to database", err)
 	}
 	return names, nil
-}
-
-func sameID(a, b string) bool {
-	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "")) }
-	return norm(a) == norm(b)
 }
 
 // Chunks splits text into text objects of at most MaxText characters

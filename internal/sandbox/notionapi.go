@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
 // Route names of the Notion API (jomei/notionapi runs against them
@@ -77,17 +79,16 @@ func (s *notionState) tick() time.Time {
 }
 
 var (
-	uuidish   = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
-	nonHexRun = regexp.MustCompile(`[^0-9a-f]`)
+	uuidish = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
 )
 
-// normID is Notion's canonical dashed lower-case form of an id.
+// normID is Notion's canonical dashed lower-case form of an id (the id
+// unchanged when it is not one, so lookups simply miss).
 func normID(id string) string {
-	h := nonHexRun.ReplaceAllString(strings.ToLower(id), "")
-	if len(h) != 32 {
-		return id
+	if n := papers.NormalizeID(id); n != "" {
+		return n
 	}
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	return id
 }
 
 func newNotionID() string {
