@@ -24,6 +24,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -371,7 +373,7 @@ func (d *demo) slides(ctx context.Context) error {
 				if s.Status.Phase != want[s.Name] {
 					return fmt.Errorf("SlideStock %s is %s (%s), want %s", s.Name, s.Status.Phase, s.Status.LastError, want[s.Name])
 				}
-				fmt.Printf("    %-14s %-7s %-13s %-40q %s\n", s.Name, s.Status.Phase, s.Status.Provider, s.Status.Title, firstNonEmpty(s.Status.EmbedURL, s.Status.LastError))
+				fmt.Printf("    %-14s %-7s %-13s %-40q %s\n", s.Name, s.Status.Phase, s.Status.Provider, s.Status.Title, cmp.Or(s.Status.EmbedURL, s.Status.LastError))
 			}
 			return nil
 		}
@@ -384,13 +386,6 @@ func (d *demo) slides(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // connectNotion runs connect → consent → callback and waits for the
@@ -421,7 +416,7 @@ func (d *demo) connectNotion(ctx context.Context, webhookURL string) error {
 		if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "research"}, ni); err != nil {
 			return err
 		}
-		if ni.Status.ObservedGeneration == ni.Generation && ni.Status.DatabaseID != "" && readyTrue(ni.Status.Conditions) {
+		if ni.Status.ObservedGeneration == ni.Generation && ni.Status.DatabaseID != "" && meta.IsStatusConditionTrue(ni.Status.Conditions, v1alpha1.ReadyCondition) {
 			fmt.Printf("    NotionIntegration Ready: workspace %q, database %s\n    webhook URL %s%s\n",
 				ni.Status.WorkspaceName, ni.Status.DatabaseURL, webhookURL, ni.Status.WebhookPath)
 			return nil
@@ -431,15 +426,6 @@ func (d *demo) connectNotion(ctx context.Context, webhookURL string) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func readyTrue(conds []metav1.Condition) bool {
-	for _, c := range conds {
-		if c.Type == v1alpha1.ReadyCondition {
-			return c.Status == metav1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // notionAutomation adds a page with an arXiv link in the sandbox's Notion,
