@@ -39,10 +39,6 @@ const (
 	// CalendarChannelID finds the CalendarWatch of a push notification's
 	// X-Goog-Channel-ID (seed 002).
 	CalendarChannelID = "status.channel.id"
-	// PaperSyncIntegration finds the PaperSyncs of an integration.
-	PaperSyncIntegration = "spec.integrationRef.name"
-	// SheetSyncConnection finds the SheetSyncs of a connection.
-	SheetSyncConnection = "spec.connectionRef.name"
 )
 
 type field struct {
@@ -70,12 +66,6 @@ var fields = []field{
 			return nonEmpty(ch.ID)
 		}
 		return nil
-	}},
-	{&v1alpha1.PaperSync{}, PaperSyncIntegration, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.PaperSync).Spec.IntegrationRef.Name)
-	}},
-	{&v1alpha1.SheetSync{}, SheetSyncConnection, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.SheetSync).Spec.ConnectionRef.Name)
 	}},
 }
 
