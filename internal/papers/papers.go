@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
@@ -41,8 +42,7 @@ const WebhookTokenKey = "token"
 // Flux's Receiver does: knowing the path means knowing the token, and the
 // path reveals nothing about it.
 func WebhookPath(token, namespace, name string) string {
-	sum := sha256.Sum256([]byte(token + "\x00" + namespace + "\x00" + name))
-	return WebhookPrefix + hex.EncodeToString(sum[:])
+	return capability.DerivedPath(WebhookPrefix, token, namespace, name)
 }
 
 var notionID = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
