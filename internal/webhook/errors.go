@@ -120,10 +120,13 @@ type errorBody struct {
 	Error errorPayload `json:"error"`
 }
 
+// errorPayload always carries details, an empty object when there are
+// none: the README documents the field, so clients may read error.details
+// without checking that it exists.
 type errorPayload struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
+	Details map[string]any `json:"details"`
 }
 
 // WriteError writes e in the common format.
@@ -139,8 +142,12 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	if code == "" {
 		code = CodeFor(e.Status)
 	}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
 	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(errorBody{Error: errorPayload{Code: code, Message: e.Message, Details: e.Details}})
+	_ = json.NewEncoder(w).Encode(errorBody{Error: errorPayload{Code: code, Message: e.Message, Details: details}})
 }
 
 // asError turns any handler error into an *Error; anything that is not one

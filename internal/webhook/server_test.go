@@ -24,6 +24,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +137,34 @@ func TestErrorsUseTheCommonFormat(t *testing.T) {
 			}
 			if tc.code == CodeConflict && e.Error.Details["phase"] != "Error" {
 				t.Fatalf("details = %v", e.Error.Details)
+			}
+		})
+	}
+}
+
+func TestErrorBodyAlwaysCarriesDetails(t *testing.T) {
+	// The README documents {"error": {"code", "message", "details": {}}}:
+	// a client reading error.details must find an object even when the
+	// error has nothing to add.
+	for _, tc := range []struct {
+		name string
+		err  *Error
+		want string
+	}{
+		{"an error without details sends an empty object", Errorf(http.StatusNotFound, "no such endpoint"), `{}`},
+		{"an error with details sends them", Errorf(http.StatusConflict, "x").WithDetails(map[string]any{"phase": "Error"}), `{"phase":"Error"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			WriteError(rec, tc.err)
+			var body struct {
+				Error map[string]json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(body.Error["details"]); got != tc.want {
+				t.Fatalf("details = %s, want %s (body %s)", got, tc.want, rec.Body)
 			}
 		})
 	}
