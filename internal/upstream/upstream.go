@@ -138,7 +138,11 @@ func (s *Set) String() string {
 	defer s.mu.RUnlock()
 	parts := make([]string, 0, len(s.urls))
 	for _, n := range Names() {
-		parts = append(parts, string(n)+"="+s.urls[n].String())
+		// flag.PrintDefaults calls String on a zero Set (no URLs) to tell
+		// whether the flag has a default; skip what is not set.
+		if u := s.urls[n]; u != nil {
+			parts = append(parts, string(n)+"="+u.String())
+		}
 	}
 	return strings.Join(parts, ",")
 }
