@@ -18,19 +18,18 @@ package slidestock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/slides"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
@@ -47,42 +46,11 @@ const (
 	InvalidURLEvent = "InvalidURL"
 )
 
-func (r *Reconciler) reconcileNormal(ctx context.Context, obj *v1alpha1.SlideStock) (ctrl.Result, error) {
-	r.startOverIfAsked(obj)
-
-	switch obj.Status.Phase {
-	case v1alpha1.SlideReady:
-		// A memo edit bumps the generation; the metadata stands.
-		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
-		return ctrl.Result{}, nil
-	case v1alpha1.SlideFailed:
-		if c := status.Get(obj, v1alpha1.StalledCondition); c != nil {
-			status.MarkStalled(obj, c.Reason, c.Message)
-		}
-		return ctrl.Result{}, nil
-	}
-
-	ref, err := slides.Parse(obj.Spec.URL)
-	if err != nil {
-		// Admission rules passed it, but the parser is stricter: a person
-		// must change the URL.
-		r.fail(obj, v1alpha1.InvalidSpecReason, InvalidURLEvent, err.Error())
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
-	return r.fetch(ctx, obj, ref)
-}
-
-// startOverIfAsked resets the stock to Pending when spec.url changed or a
-// person asked for a re-fetch with the requested-at annotation (seed 001
-// §8.2: failed → pending).
-func (r *Reconciler) startOverIfAsked(obj *v1alpha1.SlideStock) {
-	reset := obj.Status.ObservedURL != obj.Spec.URL
-	if v, ok := status.RequestedAt(obj); ok {
-		status.AcknowledgeRequest(obj, v)
-		reset = true
-	}
-	if !reset {
-		return
+// startOver resets the status when the URL changed or a person asked for a
+// fresh fetch (the requested-at annotation).
+func (r *Reconciler) startOver(_ context.Context, obj *v1alpha1.SlideStock, run *runner.Run) runner.Outcome {
+	if obj.Status.ObservedURL == obj.Spec.URL && !run.Requested {
+		return runner.Continue()
 	}
 	st := &obj.Status
 	st.ObservedURL = obj.Spec.URL
@@ -90,11 +58,60 @@ func (r *Reconciler) startOverIfAsked(obj *v1alpha1.SlideStock) {
 	st.Provider, st.CanonicalURL, st.Title, st.AuthorName, st.EmbedURL, st.ThumbnailURL = "", "", "", "", "", ""
 	st.Attempts, st.LastError = 0, ""
 	status.MarkReconciling(obj, v1alpha1.ProgressingReason, "fetching metadata")
+	return runner.Continue()
 }
 
-func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, ref slides.Ref) (ctrl.Result, error) {
+// settled ends the reconcile of a stock that is Ready or Failed for good.
+// A stock whose retries ran out is looked at again on the long Recheck
+// schedule: an upstream outage longer than the seed's few seconds heals by
+// itself, as cert-manager retries a failed issuance.
+func (r *Reconciler) settled(_ context.Context, obj *v1alpha1.SlideStock, run *runner.Run) runner.Outcome {
+	switch obj.Status.Phase {
+	case v1alpha1.SlideReady:
+		// A memo edit bumps the generation; the metadata stands.
+		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
+		return runner.Done()
+	case v1alpha1.SlideFailed:
+		c := status.Get(obj, v1alpha1.StalledCondition)
+		if c != nil {
+			status.MarkStalled(obj, c.Reason, c.Message) // a memo edit: observed
+		}
+		if c == nil || c.Reason != v1alpha1.RetriesExhaustedReason || obj.Status.LastFetchedAt == nil {
+			return runner.Done() // permanent: a person changes the URL or asks again
+		}
+		due := obj.Status.LastFetchedAt.Add(r.recheckDelay(obj))
+		if run.Now.Before(due) {
+			return runner.Wait(due.Sub(run.Now))
+		}
+	}
+	return runner.Continue()
+}
+
+// recheckDelay is the un-jittered wait before recheck number n (the
+// runner jitters the requeue), so that each reconcile computes the same
+// deadline.
+func (r *Reconciler) recheckDelay(obj *v1alpha1.SlideStock) time.Duration {
+	s := r.Recheck
+	s.Jitter = 0
+	return s.Delay(int(obj.Status.Attempts) - MaxAttempts + 1)
+}
+
+// fetch makes one attempt (seed 001 §7): permanent errors fail at once,
+// transient ones are retried on the schedule, then Failed with the
+// dead-letter Event, then rechecked.
+func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *runner.Run) runner.Outcome {
+	ref, err := slides.Parse(obj.Spec.URL)
+	if err != nil {
+		// Admission's CEL rule lets through what the parser refuses only
+		// for URLs that look like a provider's but are no presentation.
+		r.fail(obj, v1alpha1.InvalidSpecReason, InvalidURLEvent, err.Error())
+		return runner.Stall(v1alpha1.InvalidSpecReason, err)
+	}
 	st := &obj.Status
-	st.Phase = v1alpha1.SlidePending
+	rechecking := st.Phase == v1alpha1.SlideFailed
+	if !rechecking {
+		st.Phase = v1alpha1.SlidePending
+	}
 	st.Provider, st.CanonicalURL = ref.Provider, ref.CanonicalURL
 	st.Attempts++
 	meta, err := r.Fetcher.Fetch(ctx, ref)
@@ -102,25 +119,27 @@ func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, ref sl
 	st.LastFetchedAt = &now
 	if err == nil {
 		r.ready(obj, meta)
-		return ctrl.Result{}, nil
+		return runner.Done()
 	}
-
-	msg := fmt.Sprintf("attempt %d of %d: %v", st.Attempts, MaxAttempts, err)
 	st.LastError = err.Error()
-	if outbound.IsPermanent(err) {
-		// 404, 403, unparsable: no retry (seed 001 §7.2, §7.3).
+	switch {
+	case outbound.IsPermanent(err):
 		r.fail(obj, v1alpha1.UpstreamRejectedReason, FetchFailedEvent, err.Error())
-		return ctrl.Result{}, nil
+		return runner.Stall(v1alpha1.UpstreamRejectedReason, err)
+	case rechecking:
+		// Still failing: stays Failed (the dead-letter Event was sent when
+		// the retries ran out) and is looked at again later.
+		msg := fmt.Sprintf("recheck %d failed; last error: %v", int(st.Attempts)-MaxAttempts, err)
+		status.MarkStalled(obj, v1alpha1.RetriesExhaustedReason, msg)
+		return runner.Wait(r.recheckDelay(obj))
+	case st.Attempts >= MaxAttempts:
+		msg := fmt.Sprintf("gave up on %s after %d attempts; last error: %v", ref.CanonicalURL, st.Attempts, err)
+		r.fail(obj, v1alpha1.RetriesExhaustedReason, RetriesExhaustedEvent, msg)
+		return runner.Stall(v1alpha1.RetriesExhaustedReason, errors.New(msg)).RecheckAfter(r.recheckDelay(obj))
 	}
-	if st.Attempts >= MaxAttempts {
-		r.fail(obj, v1alpha1.RetriesExhaustedReason, RetriesExhaustedEvent,
-			fmt.Sprintf("gave up on %s after %d attempts; last error: %v", ref.CanonicalURL, st.Attempts, err))
-		return ctrl.Result{}, nil
-	}
-	delay := r.Backoff.Delay(int(st.Attempts), err)
-	status.MarkRetrying(obj, v1alpha1.UpstreamUnavailableReason, msg+fmt.Sprintf("; retrying in %s", delay.Round(100*time.Millisecond)))
-	log.FromContext(ctx).V(1).Info("transient fetch failure", "attempt", st.Attempts, "retryIn", delay, "error", err.Error())
-	return ctrl.Result{RequeueAfter: delay}, nil
+	delay := r.Retries.After(int(st.Attempts), err)
+	msg := fmt.Sprintf("attempt %d of %d: %v; retrying in %s", st.Attempts, MaxAttempts, err, delay.Round(100*time.Millisecond))
+	return runner.Retry(v1alpha1.UpstreamUnavailableReason, errors.New(msg), delay)
 }
 
 func (r *Reconciler) ready(obj *v1alpha1.SlideStock, m oembed.Metadata) {
@@ -141,7 +160,6 @@ func (r *Reconciler) fail(obj *v1alpha1.SlideStock, reason, eventReason, message
 	st := &obj.Status
 	st.Phase = v1alpha1.SlideFailed
 	st.LastError = message
-	status.MarkStalled(obj, reason, message)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventReason, "Fetch",
 			"%s: %s", obj.Spec.URL, truncate(message, 900))

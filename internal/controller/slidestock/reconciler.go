@@ -14,17 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package slidestock keeps SlideStocks true: provider detection, the
-// oEmbed fetch, and the pending → ready / failed lifecycle with the retry
-// policy of seed 001 §7, on the controller work queue instead of
-// Cloudflare Queues.
+// Package slidestock keeps SlideStocks: provider detection, oEmbed (or a
+// built embed URL), and seed 001's retry policy.
 package slidestock
 
 import (
-	"context"
-	"errors"
-	"time"
-
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,17 +29,18 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
+
+// +kubebuilder:rbac:groups=switchboard.dev,resources=slidestocks,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=slidestocks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Retry policy (seed 001 §7.1: max_retries 3, so four attempts in all).
 const (
 	// MaxAttempts is the most fetches made for one URL before it is Failed.
 	MaxAttempts = 4
-	// RetryBase is the delay before the first retry; each retry doubles it.
-	RetryBase = 2 * time.Second
-	// RetryMax caps a retry delay, Retry-After included.
-	RetryMax = 5 * time.Minute
 	// DefaultConcurrency is how many stocks are fetched at once.
 	DefaultConcurrency = 8
 )
@@ -56,21 +51,38 @@ type Reconciler struct {
 	Fetcher  oembed.Fetcher
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
-	// Backoff spaces retries of transient failures.
-	Backoff outbound.Backoff
+	// Retries spaces the attempts of one fetch (outbound.SlideRetries when
+	// its Base is 0).
+	Retries outbound.Schedule
+	// Recheck spaces the single fetches that look again at a stock whose
+	// retries ran out (outbound.Recheck when its Base is 0).
+	Recheck outbound.Schedule
 	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
 	Concurrency int
 }
 
-// SetupWithManager registers the controller. It reacts to spec changes and
-// reconcile requests, not to its own status writes.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// Runner is the reconcile skeleton with SlideStock's phases.
+func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	if r.Backoff.Base == 0 {
-		r.Backoff = outbound.Backoff{Base: RetryBase, Max: RetryMax, Jitter: 0.2}
+	if r.Retries.Base == 0 {
+		r.Retries = outbound.SlideRetries
 	}
+	if r.Recheck.Base == 0 {
+		r.Recheck = outbound.Recheck
+	}
+	return &runner.Runner[*v1alpha1.SlideStock]{
+		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
+		New:       func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
+		Suspended: func(s *v1alpha1.SlideStock) bool { return s.Spec.Suspend },
+		Normal:    []runner.Phase[*v1alpha1.SlideStock]{r.startOver, r.settled, r.fetch},
+	}
+}
+
+// SetupWithManager registers the controller. It reacts to spec changes and
+// requests only, not to its own status writes.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Concurrency <= 0 {
 		r.Concurrency = DefaultConcurrency
 	}
@@ -78,29 +90,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.SlideStock{}, builder.WithPredicates(status.SpecOrRequest())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
 		Named("slidestock").
-		Complete(r)
-}
-
-// Reconcile computes the stock's status in memory and writes it once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	obj := &v1alpha1.SlideStock{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := status.NewPatcher(r.Client, obj)
-	defer func() {
-		// A failed status write is transient: returning it requeues the
-		// stock with the work queue's backoff (seed 001 §7.2, "DB update
-		// failure: retry").
-		retErr = errors.Join(retErr, patcher.Patch(ctx, obj))
-	}()
-
-	if !obj.DeletionTimestamp.IsZero() {
-		// Nothing outside the cluster to release.
-		return ctrl.Result{}, nil
-	}
-	if obj.Spec.Suspend {
-		return ctrl.Result{}, nil
-	}
-	return r.reconcileNormal(ctx, obj)
+		Complete(r.Runner())
 }

@@ -127,7 +127,7 @@ func TestMain(m *testing.M) {
 			Client:   hookedClient{Client: mgr.GetClient(), hook: hook},
 			Fetcher:  &oembed.Client{Out: out},
 			Recorder: mgr.GetEventRecorder("slidestock-controller"),
-			Backoff:  outbound.Backoff{Base: 20 * time.Millisecond, Max: 5 * time.Second},
+			Retries:  outbound.Schedule{Base: 20 * time.Millisecond, Retries: slidestock.MaxAttempts - 1, Max: 5 * time.Second},
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err
