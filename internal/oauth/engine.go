@@ -41,17 +41,11 @@ import (
 // must connect again. The token Secret is kept (seed 000 §3.7.6).
 var ErrReauthRequired = errors.New("the provider refused the grant; connect again")
 
-// RateLimitBackoff are the waits after a 429 from a token endpoint: three
-// retries at 1, 2 and 4 seconds (seed 000 §3.7.6, §7.2).
-var RateLimitBackoff = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
-
 // Engine refreshes and exchanges tokens for every provider.
 type Engine struct {
 	Store *Store
 	Out   *outbound.Client
 	Clock clock.PassiveClock
-	// Sleep waits between 429 retries (a context-aware sleep when nil).
-	Sleep func(context.Context, time.Duration) error
 
 	flights singleflight.Group
 	// beforeCall runs just before a refresh call (tests use it to play a
@@ -64,13 +58,6 @@ func (e *Engine) now() time.Time {
 		return time.Now()
 	}
 	return e.Clock.Now()
-}
-
-func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
-	if e.Sleep != nil {
-		return e.Sleep(ctx, d)
-	}
-	return outbound.Sleep(ctx, d)
 }
 
 // Due reports whether a token should be refreshed: less than margin left,
@@ -119,7 +106,7 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 	if e.beforeCall != nil {
 		e.beforeCall()
 	}
-	resp, err := e.callWithRateLimitRetry(ctx, p, creds, map[string]string{"grant_type": "refresh_token", "refresh_token": st.RefreshToken})
+	resp, err := e.call(ctx, p, creds, map[string]string{"grant_type": "refresh_token", "refresh_token": st.RefreshToken})
 	switch {
 	case errors.Is(err, errInvalidGrant):
 		// Another writer may have rotated the pair after we read it: its
@@ -192,22 +179,9 @@ func (e *Engine) tokenFrom(p Provider, r tokenResponse, old Token) Token {
 	return t
 }
 
-func (e *Engine) callWithRateLimitRetry(ctx context.Context, p Provider, creds ClientCredentials, params map[string]string) (tokenResponse, error) {
-	for attempt := 0; ; attempt++ {
-		resp, err := e.call(ctx, p, creds, params)
-		if !errors.Is(err, errRateLimited) || attempt >= len(RateLimitBackoff) {
-			return resp, err
-		}
-		if serr := e.sleep(ctx, RateLimitBackoff[attempt]); serr != nil {
-			return tokenResponse{}, serr
-		}
-	}
-}
-
 // Internal outcomes of a token call.
 var (
 	errInvalidGrant = errors.New("invalid_grant")
-	errRateLimited  = errors.New("rate limited (429)")
 )
 
 // tokenResponse is the union of the providers' token answers.
@@ -280,8 +254,6 @@ func classify(err error) error {
 	}
 	_ = json.Unmarshal(oe.Body, &body)
 	switch {
-	case oe.Status == http.StatusTooManyRequests:
-		return fmt.Errorf("%w: %w", errRateLimited, err)
 	case oe.Status == http.StatusUnauthorized || body.Error == "invalid_client":
 		return fmt.Errorf("%w (%s)", ErrReauthRequired, oe.Reason)
 	case body.Error == "invalid_grant":
@@ -323,7 +295,10 @@ func (e *Engine) callOAuth2(ctx context.Context, p Provider, creds ClientCredent
 		if errors.As(err, &re) && re.Response != nil {
 			switch {
 			case re.Response.StatusCode == http.StatusTooManyRequests:
-				return tokenResponse{}, fmt.Errorf("%w: %s", errRateLimited, p.Name)
+				// Throttled: transient, with the wait the endpoint asked for;
+				// the controller requeues on its schedule (no in-place loop).
+				return tokenResponse{}, &outbound.Error{Upstream: p.TokenUpstream, Class: outbound.Transient, Status: http.StatusTooManyRequests,
+					Reason: "HTTP 429 from the token endpoint", RetryAfter: outbound.ParseRetryAfter(re.Response.Header.Get("Retry-After"), e.now())}
 			case re.Response.StatusCode == http.StatusUnauthorized || re.ErrorCode == "invalid_client":
 				return tokenResponse{}, fmt.Errorf("%w (%s: HTTP %d %s)", ErrReauthRequired, p.Name, re.Response.StatusCode, re.ErrorCode)
 			case re.ErrorCode == "invalid_grant":
