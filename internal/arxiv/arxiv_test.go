@@ -48,9 +48,14 @@ func TestParseLink(t *testing.T) {
 		"https://export.arxiv.org/abs/2301.12345?context=cs": "2301.12345",
 		"https://arxiv.org/abs/hep-th/9901001":               "hep-th/9901001",
 		"https://arxiv.org/abs/hep-th/9901001v2":             "hep-th/9901001",
-		"http://arxiv.org/pdf/math.GT/0309136.pdf":           "math.GT/0309136",
 		"https://arxiv.org/abs/cond-mat/0102536v1":           "cond-mat/0102536",
-		"  https://arxiv.org/abs/2301.12345  ":               "2301.12345",
+		// The subject class is not part of an old-style identifier: arXiv
+		// files and answers math.GT/0309136 as math/0309136.
+		"http://arxiv.org/pdf/math.GT/0309136.pdf":  "math/0309136",
+		"https://arxiv.org/abs/math.GT/0309136v2":   "math/0309136",
+		"https://arxiv.org/abs/math/0309136":        "math/0309136",
+		"https://arxiv.org/pdf/cs.SE/0102001v1.pdf": "cs/0102001",
+		"  https://arxiv.org/abs/2301.12345  ":      "2301.12345",
 	} {
 		got, err := arxiv.ParseLink(link)
 		if err != nil || got != want {
@@ -61,7 +66,8 @@ func TestParseLink(t *testing.T) {
 		"", "arxiv.org/abs/2301.12345", "https://arxiv.org/list/cs.LG/recent", "https://example.org/abs/2301.12345",
 		"https://arxiv.org.evil.example/abs/2301.12345", "https://arxiv.org/abs/231.12345", "https://arxiv.org/abs/2301.123",
 		"https://arxiv.org/abs/2301.123456", "https://arxiv.org/abs/HEP-TH/9901001", "ftp://arxiv.org/abs/2301.12345",
-		"https://arxiv.org/abs/", "javascript:alert(1)",
+		"https://arxiv.org/abs/", "javascript:alert(1)", "https://arxiv.org/abs/math.gt/0309136",
+		"https://arxiv.org/abs/math.GTX/0309136", "https://arxiv.org/abs/math./0309136",
 	} {
 		if _, err := arxiv.ParseLink(link); !errors.Is(err, arxiv.ErrNotArxiv) {
 			t.Errorf("ParseLink(%q) = %v, want ErrNotArxiv", link, err)
@@ -84,6 +90,9 @@ func FuzzParseLink(f *testing.F) {
 		if !arxiv.ValidID(id) {
 			t.Fatalf("%q gave %q, not a versionless arXiv id", link, id)
 		}
+		if c, ok := arxiv.CanonicalID(id); !ok || c != id {
+			t.Fatalf("%q gave %q, not the canonical form %q", link, id, c)
+		}
 		again, err := arxiv.ParseLink("https://arxiv.org/abs/" + id)
 		if err != nil || again != id {
 			t.Fatalf("id %q does not round-trip: %q %v", id, again, err)
@@ -95,13 +104,14 @@ func FuzzParseFeed(f *testing.F) {
 	f.Add(`<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/2301.12345v1</id><title>T</title><published>2023-01-29T18:04:11Z</published></entry></feed>`)
 	f.Add(`<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/api/errors#x</id><title>Error</title></entry></feed>`)
 	f.Add(`<html>not a feed</html>`)
+	f.Add(`<feed xmlns="http://www.w3.org/2005/Atom"><entry></entry><entry><id>http://arxiv.org/abs/math.GT/0309136v1</id><title>T</title><published>2003-09-08T12:00:00Z</published></entry></feed>`)
 	f.Fuzz(func(t *testing.T, data string) {
 		feed, err := arxiv.ParseFeed([]byte(data))
 		if err != nil {
 			return
 		}
 		for _, p := range feed.Papers {
-			if !arxiv.ValidID(p.ID) || p.Title == "" || p.Title != strings.Join(strings.Fields(p.Title), " ") {
+			if c, ok := arxiv.CanonicalID(p.ID); !ok || c != p.ID || p.Title == "" || p.Title != strings.Join(strings.Fields(p.Title), " ") {
 				t.Fatalf("bad paper %+v", p)
 			}
 		}
@@ -149,11 +159,82 @@ func TestFetchABatchNormalisesAndFindsUnknownIDs(t *testing.T) {
 	}
 }
 
+// arXiv answers an unknown id in a batch with an entry without <id>
+// (lukasschwab/arxiv.py#80), or, as recorded in 2026, leaves it out. Either
+// way the other papers of the request are found and only the unknown ones
+// are missing.
+func TestOneUnknownPaperDoesNotFailItsBatch(t *testing.T) {
+	for _, omit := range []bool{false, true} {
+		name := map[bool]string{false: "answered by an entry without an id", true: "left out of the answer"}[omit]
+		t.Run(name, func(t *testing.T) {
+			c, box, emu := newClient(t, nil)
+			emu.OmitUnknown = omit
+			ids := []string{"2301.12345", "2312.99999", "hep-th/9901001", "math/0309136", "0808.05394"}
+			found, missing, err := c.Fetch(context.Background(), ids)
+			if err != nil {
+				t.Fatalf("one unknown id failed the batch: %v", err)
+			}
+			for _, id := range []string{"2301.12345", "hep-th/9901001", "math/0309136"} {
+				if found[id].Title == "" {
+					t.Errorf("%s not found among %v", id, found)
+				}
+			}
+			if strings.Join(missing, " ") != "2312.99999 0808.05394" || len(found) != 3 {
+				t.Fatalf("found %d, missing %v; want 3 and [2312.99999 0808.05394]", len(found), missing)
+			}
+			if n := box.Calls(sandbox.ArxivQuery); n != 1 {
+				t.Fatalf("%d requests for one batch", n)
+			}
+		})
+	}
+}
+
+func TestFetchFindsOldStyleIDsWrittenWithASubjectClass(t *testing.T) {
+	c, _, _ := newClient(t, nil)
+	// The link as a person pastes it, and ids as older PaperSyncs hold them.
+	id, err := arxiv.ParseLink("https://arxiv.org/abs/math.GT/0309136v1")
+	if err != nil || id != "math/0309136" {
+		t.Fatalf("ParseLink = %q, %v", id, err)
+	}
+	found, missing, err := c.Fetch(context.Background(), []string{id, "math.GT/0309136", "math/0309136v1"})
+	if err != nil || len(missing) != 0 {
+		t.Fatalf("missing %v, err %v", missing, err)
+	}
+	for _, given := range []string{"math/0309136", "math.GT/0309136", "math/0309136v1"} {
+		p := found[given]
+		if p.ID != "math/0309136" || p.Title != "A Paper Filed Under a Subject Class" || p.Year() != 2003 {
+			t.Errorf("found[%q] = %+v", given, p)
+		}
+	}
+}
+
+func TestFetchNeverSendsAMalformedID(t *testing.T) {
+	c, box, _ := newClient(t, nil)
+	// arXiv refuses a whole request with 400 for one malformed id
+	// (sandbox.Arxiv); such an id is reported missing and left out.
+	found, missing, err := c.Fetch(context.Background(), []string{"2301.12345", "not-an-id", "2301.123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found["2301.12345"].Title == "" || strings.Join(missing, " ") != "not-an-id 2301.123" {
+		t.Fatalf("found %v, missing %v", found, missing)
+	}
+	// Nothing well-formed: no request at all.
+	box.ResetCalls()
+	found, missing, err = c.Fetch(context.Background(), []string{"x"})
+	if err != nil || len(found) != 0 || len(missing) != 1 || box.Calls(sandbox.ArxivQuery) != 0 {
+		t.Fatalf("found %v, missing %v, err %v, %d requests", found, missing, err, box.Calls(sandbox.ArxivQuery))
+	}
+}
+
 func TestFetchFailures(t *testing.T) {
 	c, box, _ := newClient(t, nil)
-	_, _, err := c.Fetch(context.Background(), []string{"2301.12345", "not-an-id"})
-	if !outbound.IsPermanent(err) || !strings.Contains(err.Error(), "incorrect id format for not-an-id") {
-		t.Fatalf("malformed id: %v", err)
+	// A 400 error entry (an id arXiv finds malformed although this client
+	// does not) is permanent, and names the id.
+	box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Status: 400, ContentType: "application/atom+xml", Body: errorFeed("https")})
+	_, _, err := c.Fetch(context.Background(), []string{"2301.12345"})
+	if !outbound.IsPermanent(err) || !strings.Contains(err.Error(), "incorrect id format for 2301.12345") {
+		t.Fatalf("400: %v", err)
 	}
 	box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Status: 503, RetryAfter: "3", ContentType: "text/html", Body: "<html>Service Unavailable</html>"})
 	_, _, err = c.Fetch(context.Background(), []string{"2301.12345"})
@@ -163,6 +244,61 @@ func TestFetchFailures(t *testing.T) {
 	box.SetFault(sandbox.ArxivQuery, sandbox.Fault{Malformed: true})
 	if _, _, err = c.Fetch(context.Background(), []string{"2301.12345"}); !outbound.IsPermanent(err) {
 		t.Fatalf("malformed feed: %v", err)
+	}
+}
+
+// errorFeed is arXiv's answer to a malformed id, with the errors URL in
+// the given scheme (http in the user manual, https in 2026 recordings).
+func errorFeed(scheme string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <id>https://arxiv.org/</id>
+  <title>arXiv Search Results</title>
+  <entry>
+    <id>` + scheme + `://arxiv.org/api/errors#incorrect_id_format_for_2301.12345</id>
+    <title>Error</title>
+    <summary>incorrect id format for 2301.12345</summary>
+    <author><name>arXiv api core</name></author>
+  </entry>
+</feed>`
+}
+
+func TestParseFeed(t *testing.T) {
+	for _, scheme := range []string{"http", "https"} {
+		f, err := arxiv.ParseFeed([]byte(errorFeed(scheme)))
+		if err != nil || len(f.Errors) != 1 || f.Errors[0].Message != "incorrect id format for 2301.12345" || len(f.Papers) != 0 {
+			t.Errorf("%s error entry: %+v, %v", scheme, f, err)
+		}
+	}
+	// An id-less entry with whatever else in it, before and after a paper.
+	f, err := arxiv.ParseFeed([]byte(`<feed xmlns="http://www.w3.org/2005/Atom">
+  <entry><title></title><published>1969-12-31T19:00:00-05:00</published><author><name></name></author></entry>
+  <entry><id>http://arxiv.org/abs/math.GT/0309136v3</id><title>T</title><published>2003-09-08T12:00:00Z</published></entry>
+  <entry><id> </id></entry>
+</feed>`))
+	if err != nil || f.Unidentified != 2 || len(f.Papers) != 1 || f.Papers[0].ID != "math/0309136" || f.Papers[0].Link != "http://arxiv.org/abs/math.GT/0309136v3" {
+		t.Fatalf("feed %+v, %v", f, err)
+	}
+	// An entry that names a paper but is not one still fails the answer.
+	if _, err := arxiv.ParseFeed([]byte(`<feed xmlns="http://www.w3.org/2005/Atom"><entry><id>http://arxiv.org/abs/2301.12345v1</id><published>2023-01-29T18:04:11Z</published></entry></feed>`)); err == nil {
+		t.Fatal("an entry without a title was read as a paper")
+	}
+}
+
+func TestCanonicalID(t *testing.T) {
+	for in, want := range map[string]string{
+		"2301.12345": "2301.12345", "2301.12345v2": "2301.12345", "0704.0001": "0704.0001",
+		"hep-th/9901001": "hep-th/9901001", "hep-th/9901001v1": "hep-th/9901001",
+		"math.GT/0309136": "math/0309136", "math.CA/0611800v2": "math/0611800",
+	} {
+		if got, ok := arxiv.CanonicalID(in); !ok || got != want {
+			t.Errorf("CanonicalID(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "2301.123", "math.gt/0309136", "MATH/0309136", "math/030913", "2301.12345v", "math.GT/0309136/x"} {
+		if got, ok := arxiv.CanonicalID(in); ok {
+			t.Errorf("CanonicalID(%q) = %q, want refusal", in, got)
+		}
 	}
 }
 

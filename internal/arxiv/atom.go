@@ -26,7 +26,8 @@ import (
 
 // Paper is one entry of the feed, normalised (seed 000 §3.5.2).
 type Paper struct {
-	// ID without version, e.g. 2301.12345 or hep-th/9901001.
+	// ID in its canonical form (CanonicalID): without version or subject
+	// class, e.g. 2301.12345, hep-th/9901001 or math/0309136.
 	ID string
 	// Title and Summary with runs of white space (arXiv wraps lines)
 	// folded to single spaces.
@@ -40,15 +41,29 @@ type Paper struct {
 // Year is the publication year (seed 000 §3.5.1: from <published>).
 func (p Paper) Year() int { return p.Published.Year() }
 
-// FeedError is an error entry: arXiv answers a malformed identifier with an
-// entry whose id is http://arxiv.org/api/errors#… and whose title is
-// "Error".
+// FeedError is an error entry: arXiv answers a malformed identifier with
+// HTTP 400 and a feed whose one entry has the id
+// http://arxiv.org/api/errors#incorrect_id_format_for_… and the title
+// "Error" (arXiv API User's Manual §3.4 "Errors",
+// https://info.arxiv.org/help/api/user-manual.html#_errors). Recorded
+// answers from 2026 spell the same id with https://
+// (lukasschwab/arxiv.py, tests/fixtures/id_abc_s0_m100_b79c8dcf6bc3.json),
+// so both schemes are read as errors.
 type FeedError struct{ ID, Message string }
 
 // Feed is a parsed answer.
 type Feed struct {
 	Papers []Paper
 	Errors []FeedError
+	// Unidentified counts entries without an <id>. In a batched id_list
+	// arXiv answers an identifier it has no paper for with such an entry
+	// instead of leaving it out (lukasschwab/arxiv.py#80, "nonexistent IDs
+	// in id_lists yield invalid entries", fixed on the client side by
+	// skipping the entry in arxiv.py#81). The entry does not say which
+	// identifier it stands for, so it means "not found" for whichever
+	// requested identifiers no other entry matches; it is never a reason
+	// to refuse the papers that are in the same answer.
+	Unidentified int
 }
 
 type atomFeed struct {
@@ -68,9 +83,22 @@ type atomAuthor struct {
 	Name string `xml:"http://www.w3.org/2005/Atom name"`
 }
 
-const errorIDPrefix = "http://arxiv.org/api/errors"
+// errorIDPrefixes start the id of an error entry (see FeedError).
+var errorIDPrefixes = []string{"http://arxiv.org/api/errors", "https://arxiv.org/api/errors"}
 
-// ParseFeed reads an Atom answer of the export API.
+func isErrorID(id string) bool {
+	for _, p := range errorIDPrefixes {
+		if strings.HasPrefix(id, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseFeed reads an Atom answer of the export API. An entry without an id
+// is counted in Unidentified and skipped; an entry with an id that is not
+// a usable paper fails the whole answer, since arXiv then said something
+// this parser does not understand.
 func ParseFeed(data []byte) (Feed, error) {
 	var f atomFeed
 	if err := xml.Unmarshal(data, &f); err != nil {
@@ -79,7 +107,11 @@ func ParseFeed(data []byte) (Feed, error) {
 	var out Feed
 	for _, e := range f.Entries {
 		id := strings.TrimSpace(e.ID)
-		if strings.HasPrefix(id, errorIDPrefix) {
+		switch {
+		case id == "":
+			out.Unidentified++
+			continue
+		case isErrorID(id):
 			out.Errors = append(out.Errors, FeedError{ID: id, Message: fold(e.Summary)})
 			continue
 		}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,16 +87,64 @@ type Client struct {
 	Pacer *Pacer
 }
 
-// Fetch asks for up to MaxBatch identifiers in one request. Identifiers
-// the feed does not hold (arXiv omits a well-formed but unknown one) are
-// returned as missing. A malformed identifier makes arXiv answer 400 with
-// an error entry: a permanent error.
+// Fetch asks arXiv for up to MaxBatch identifiers in one request and sorts
+// them into found and missing; err is for the request as a whole.
+//
+//   - found maps each identifier as the caller gave it to its paper.
+//     Identifiers are matched in their canonical form (CanonicalID), so
+//     "math.GT/0309136" and "math/0309136v2" both find the paper arXiv
+//     files as math/0309136.
+//   - missing lists, in the caller's order, every given identifier with no
+//     paper in the answer: well-formed ones arXiv does not have (it answers
+//     them with an entry without an <id>, or leaves them out; see
+//     Feed.Unidentified) and malformed ones, which are never sent, because
+//     one malformed identifier makes arXiv refuse the whole request with
+//     400. Every given identifier is in exactly one of found and missing.
+//   - err is non-nil only when the request failed: transient (5xx, 429,
+//     timeouts; outbound.IsTransient) or permanent (a 400 error entry, an
+//     answer that is not a feed). Then found and missing are nil.
+//
+// Identifiers beyond MaxBatch are neither sent nor reported.
 func (c *Client) Fetch(ctx context.Context, ids []string) (found map[string]Paper, missing []string, err error) {
 	if len(ids) > MaxBatch {
 		ids = ids[:MaxBatch]
 	}
+	// The request carries each canonical identifier once.
+	var query []string
+	canonical := make(map[string]string, len(ids)) // given → canonical
+	for _, id := range ids {
+		cid, ok := CanonicalID(strings.TrimSpace(id))
+		if !ok {
+			continue
+		}
+		if _, dup := canonical[id]; !dup && !slices.Contains(query, cid) {
+			query = append(query, cid)
+		}
+		canonical[id] = cid
+	}
+	var papers map[string]Paper
+	if len(query) > 0 {
+		if papers, err = c.query(ctx, query); err != nil {
+			return nil, nil, err
+		}
+	}
+	found = make(map[string]Paper, len(ids))
+	for _, id := range ids {
+		if p, ok := papers[canonical[id]]; ok {
+			found[id] = p
+		} else if !slices.Contains(missing, id) {
+			missing = append(missing, id)
+		}
+	}
+	return found, missing, nil
+}
+
+// query sends one id_list request and indexes the answer's papers by their
+// canonical identifier (entries come back in arXiv's order, not the
+// request's).
+func (c *Client) query(ctx context.Context, ids []string) (map[string]Paper, error) {
 	if err := c.Pacer.Wait(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	resp, err := c.Out.Do(ctx, outbound.Request{
 		Upstream: upstream.Arxiv, Path: "/api/query",
@@ -109,24 +158,18 @@ func (c *Client) Fetch(ctx context.Context, ids []string) (found map[string]Pape
 				oe.Reason += ": " + f.Errors[0].Message
 			}
 		}
-		return nil, nil, err
+		return nil, err
 	}
 	feed, err := ParseFeed(resp.Body)
 	if err != nil {
-		return nil, nil, outbound.PermanentError(upstream.Arxiv, err.Error(), err)
+		return nil, outbound.PermanentError(upstream.Arxiv, err.Error(), err)
 	}
 	if len(feed.Errors) > 0 {
-		return nil, nil, outbound.PermanentError(upstream.Arxiv, feed.Errors[0].Message, nil)
+		return nil, outbound.PermanentError(upstream.Arxiv, feed.Errors[0].Message, nil)
 	}
-	// Entries come back in arXiv's order, not the request's: index by id.
-	found = make(map[string]Paper, len(feed.Papers))
+	papers := make(map[string]Paper, len(feed.Papers))
 	for _, p := range feed.Papers {
-		found[p.ID] = p
+		papers[p.ID] = p
 	}
-	for _, id := range ids {
-		if _, ok := found[id]; !ok {
-			missing = append(missing, id)
-		}
-	}
-	return found, missing, nil
+	return papers, nil
 }

@@ -34,24 +34,44 @@ var (
 	// New-style identifiers (since April 2007): YYMM.NNNN or YYMM.NNNNN.
 	newStyle = regexp.MustCompile(`^([0-9]{4}\.[0-9]{4,5})(v[0-9]+)?$`)
 	// Old-style identifiers: archive(.SUBJ)/YYMMNNN, e.g. hep-th/9901001,
-	// math.GT/0309136.
-	oldStyle = regexp.MustCompile(`^([a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/[0-9]{7})(v[0-9]+)?$`)
+	// math.GT/0309136. The groups are the archive, the subject class (with
+	// its dot), the number and the version.
+	oldStyle = regexp.MustCompile(`^([a-z]+(?:-[a-z]+)*)(\.[A-Z]{2})?/([0-9]{7})(v[0-9]+)?$`)
 )
 
-// ValidID reports whether s is an arXiv identifier without version.
+// ValidID reports whether s is an arXiv identifier without version, in
+// either scheme, with or without an old-style subject class.
 func ValidID(s string) bool {
-	m := newStyle.FindStringSubmatch(s)
-	if m != nil {
+	if m := newStyle.FindStringSubmatch(s); m != nil {
 		return m[2] == ""
 	}
-	m = oldStyle.FindStringSubmatch(s)
-	return m != nil && m[2] == ""
+	m := oldStyle.FindStringSubmatch(s)
+	return m != nil && m[4] == ""
 }
 
-// ParseLink extracts the identifier, without version or .pdf, from an
-// arXiv abstract or PDF link (seed 000 §3.3.2, §3.4): https or http,
-// arxiv.org, www.arxiv.org or export.arxiv.org, /abs/ or /pdf/, new- or
-// old-style identifiers. Queries and fragments are ignored.
+// CanonicalID reduces an identifier, with or without version, to the form
+// arXiv files the paper under and writes in the feed's <id>: no version,
+// and for old-style identifiers no subject class. The subject class is not
+// part of the identifier: "math.CA/0611800v2" is cited as
+// "arXiv:math/0611800v2" (arXiv, "arXiv identifier scheme - information
+// for interacting services", https://info.arxiv.org/help/arxiv_identifier_for_services.html),
+// so a paper linked as math.GT/0309136 is answered as math/0309136 and is
+// matched only in that form. ok is false when s is not an identifier.
+func CanonicalID(s string) (id string, ok bool) {
+	if m := newStyle.FindStringSubmatch(s); m != nil {
+		return m[1], true
+	}
+	if m := oldStyle.FindStringSubmatch(s); m != nil {
+		return m[1] + "/" + m[3], true
+	}
+	return "", false
+}
+
+// ParseLink extracts the canonical identifier (CanonicalID: no version, no
+// subject class, no .pdf) from an arXiv abstract or PDF link (seed 000
+// §3.3.2, §3.4): https or http, arxiv.org, www.arxiv.org or
+// export.arxiv.org, /abs/ or /pdf/, new- or old-style identifiers. Queries
+// and fragments are ignored.
 func ParseLink(link string) (string, error) {
 	link = strings.TrimSpace(link)
 	if link == "" {
@@ -79,11 +99,8 @@ func ParseLink(link string) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: want an abstract (/abs/) or PDF (/pdf/) link", ErrNotArxiv)
 	}
-	if m := newStyle.FindStringSubmatch(rest); m != nil {
-		return m[1], nil
-	}
-	if m := oldStyle.FindStringSubmatch(rest); m != nil {
-		return m[1], nil
+	if id, ok := CanonicalID(rest); ok {
+		return id, nil
 	}
 	return "", fmt.Errorf("%w: %q is not an arXiv identifier (2301.12345 or hep-th/9901001)", ErrNotArxiv, rest)
 }
