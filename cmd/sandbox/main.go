@@ -49,6 +49,11 @@ type seed struct {
 		Workspace *struct{ ID, Name, BotID string } `json:"workspace"`
 		Pages     []string                          `json:"pages"`
 	} `json:"notion"`
+	Discord struct {
+		Clients map[string]string `json:"clients"` // client_id → client_secret
+		// User is who the consent page authorizes as.
+		User *struct{ ID, Username, GlobalName string } `json:"user"`
+	} `json:"discord"`
 }
 
 func main() {
@@ -83,7 +88,14 @@ func main() {
 			notion.AddPage(ws.ID, title)
 		}
 	}
-	s := sandbox.New(google, notion, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
+	discord := sandbox.NewDiscord()
+	for id, secret := range sd.Discord.Clients {
+		discord.AddClient(id, secret)
+	}
+	if u := sd.Discord.User; u != nil {
+		discord.SetConsentUser(sandbox.DiscordUser{ID: u.ID, Username: u.Username, GlobalName: u.GlobalName})
+	}
+	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
 
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
 	if err != nil {

@@ -254,7 +254,7 @@ func googleConsent(sandboxURL, webhookURL string) (string, error) {
 		"scope":       {"https://www.googleapis.com/auth/calendar https://www.googleapis.com/auth/spreadsheets"},
 		"access_type": {"offline"}, "state": {"demo"}}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noFollow.Get(sandboxURL + "/googleoauth/o/oauth2/v2/auth?" + q.Encode())
+	resp, err := noFollow.Get(sandboxURL + "/googleaccounts/o/oauth2/v2/auth?" + q.Encode())
 	if err != nil {
 		return "", err
 	}

@@ -44,8 +44,9 @@ type Provider struct {
 	Name string
 	// AuthorizeURL is where a person's browser is sent to consent. It is not
 	// an outbound call of the operator, so it is a full URL; when
-	// AuthorizeUpstream is set the URL is built on that upstream instead
-	// (Notion's consent page is on its API host, so the sandbox serves it).
+	// AuthorizeUpstream is set the URL is built on that upstream instead, so
+	// that the sandbox can serve the consent page (Notion's is on its API
+	// host, Google's on accounts.google.com, Discord's on discord.com).
 	AuthorizeURL      string
 	AuthorizeUpstream upstream.Name
 	AuthorizePath     string
@@ -89,24 +90,40 @@ var (
 		AssumedLifetime:   7 * 24 * time.Hour,
 	}
 	Google = Provider{
-		Name:             "google",
-		AuthorizeURL:     "https://accounts.google.com/o/oauth2/v2/auth",
-		TokenUpstream:    upstream.GoogleOAuth,
-		TokenPath:        "/token",
-		Encoding:         Form,
-		PKCE:             true,
-		AuthParams:       map[string]string{"access_type": "offline", "prompt": "consent"},
-		AssumedLifetime:  time.Hour,
-		UseOAuth2Library: true,
+		Name:              "google",
+		AuthorizeURL:      "https://accounts.google.com/o/oauth2/v2/auth",
+		AuthorizeUpstream: upstream.GoogleAccounts,
+		AuthorizePath:     "/o/oauth2/v2/auth",
+		TokenUpstream:     upstream.GoogleOAuth,
+		TokenPath:         "/token",
+		Encoding:          Form,
+		PKCE:              true,
+		AuthParams:        map[string]string{"access_type": "offline", "prompt": "consent"},
+		AssumedLifetime:   time.Hour,
+		UseOAuth2Library:  true,
 	}
+	// Discord's URLs: docs/topics/oauth2 ("OAuth2 URLs") in
+	// discord/discord-api-docs.
 	Discord = Provider{
-		Name:            "discord",
-		AuthorizeURL:    "https://discord.com/oauth2/authorize",
-		TokenUpstream:   upstream.Discord,
-		TokenPath:       "/api/oauth2/token",
-		Encoding:        Form,
-		PKCE:            true,
-		Scopes:          []string{"identify"},
-		AssumedLifetime: 7 * 24 * time.Hour,
+		Name:              "discord",
+		AuthorizeURL:      "https://discord.com/oauth2/authorize",
+		AuthorizeUpstream: upstream.Discord,
+		AuthorizePath:     "/oauth2/authorize",
+		TokenUpstream:     upstream.Discord,
+		TokenPath:         "/api/oauth2/token",
+		Encoding:          Form,
+		PKCE:              true,
+		Scopes:            []string{"identify"},
+		AssumedLifetime:   7 * 24 * time.Hour,
 	}
 )
+
+// WithAssumedLifetime is p with the access-token lifetime assumed when the
+// token endpoint states none (a NotionIntegration's
+// spec.tokenRefresh.assumedLifetime, seed 000 §3.7.4); d <= 0 keeps p's.
+func (p Provider) WithAssumedLifetime(d time.Duration) Provider {
+	if d > 0 {
+		p.AssumedLifetime = d
+	}
+	return p
+}

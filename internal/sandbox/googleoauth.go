@@ -17,7 +17,6 @@ limitations under the License.
 package sandbox
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -27,11 +26,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 // GoogleOAuth emulates Google's OAuth 2.0 endpoints as the real ones
-// answer: the consent page (auto-approved) and the token endpoint with the
+// answer: the consent page (auto-approved; on accounts.google.com, so
+// served under the googleaccounts upstream's prefix) and the token endpoint
+// (oauth2.googleapis.com, the googleoauth upstream) with the
 // authorization_code and refresh_token grants, PKCE (S256), and Google's
 // error bodies (400 invalid_grant "Bad Request" for a bad code, 400
 // invalid_grant "Token has been expired or revoked." for a dead refresh
@@ -84,9 +86,15 @@ const (
 	GoogleOAuthToken     = "googleoauth.token" //nolint:gosec // a route name, not a credential
 )
 
-// Register implements Emulator.
+// Register implements Emulator. Google's consent page is on another host
+// than its token endpoint (https://developers.google.com/identity/
+// protocols/oauth2/web-server: authorization at
+// https://accounts.google.com/o/oauth2/v2/auth, tokens at
+// https://oauth2.googleapis.com/token), so the one emulator answers under
+// both upstreams' prefixes, and the routes build the consent URL on the
+// googleaccounts upstream as they would on the real host.
 func (g *GoogleOAuth) Register(s *Server) {
-	s.Handle(GoogleOAuthAuthorize, "GET /googleoauth/o/oauth2/v2/auth", g.authorize)
+	s.Handle(GoogleOAuthAuthorize, "GET /"+string(upstream.GoogleAccounts)+"/o/oauth2/v2/auth", g.authorize)
 	s.Handle(GoogleOAuthToken, "POST /googleoauth/token", g.token)
 }
 
@@ -286,8 +294,8 @@ func pkceMatches(challenge, verifier string) bool {
 	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
 }
 
+// randomToken is n random URL-safe characters, shaped like the providers'
+// tokens.
 func randomToken(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)[:n]
+	return capability.Random(n)[:n]
 }

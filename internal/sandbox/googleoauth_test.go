@@ -48,7 +48,7 @@ func newOAuth(t *testing.T) (*sandbox.Server, *sandbox.GoogleOAuth, *oauth2.Conf
 	cfg := &oauth2.Config{
 		ClientID: "client-1", ClientSecret: "secret-1",
 		Endpoint: oauth2.Endpoint{
-			AuthURL:  srv.URL + "/googleoauth/o/oauth2/v2/auth",
+			AuthURL:  srv.URL + "/googleaccounts/o/oauth2/v2/auth",
 			TokenURL: srv.URL + "/googleoauth/token",
 			// Google accepts both styles; naming one stops the library's
 			// auto-detection from retrying every failure with the other.

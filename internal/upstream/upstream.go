@@ -43,9 +43,13 @@ const (
 	Docswell     Name = "docswell"     // Docswell oEmbed
 	GoogleSlides Name = "googleslides" // Google Slides pages (title scraping)
 	GoogleOAuth  Name = "googleoauth"  // Google OAuth 2.0 token endpoint
-	GoogleAPIs   Name = "googleapis"   // Google Calendar and Sheets APIs
-	S3           Name = "s3"           // S3-compatible object storage
-	Discord      Name = "discord"      // Discord OAuth (seed 003's sessions)
+	// GoogleAccounts is Google's consent page. No outbound call goes there
+	// (a person's browser does), but the OAuth routes build the authorize
+	// URL on it, so the sandbox can stand in for it.
+	GoogleAccounts Name = "googleaccounts"
+	GoogleAPIs     Name = "googleapis" // Google Calendar and Sheets APIs
+	S3             Name = "s3"         // S3-compatible object storage
+	Discord        Name = "discord"    // Discord OAuth (seed 003's sessions)
 )
 
 // defaults are the real endpoints. extraHosts are further hosts an upstream
@@ -61,9 +65,12 @@ var defaults = map[Name]struct {
 	Docswell:     {url: "https://www.docswell.com"},
 	GoogleSlides: {url: "https://docs.google.com"},
 	GoogleOAuth:  {url: "https://oauth2.googleapis.com"},
-	GoogleAPIs:   {url: "https://www.googleapis.com", extraHosts: []string{"sheets.googleapis.com"}},
-	S3:           {url: "https://s3.amazonaws.com"},
-	Discord:      {url: "https://discord.com"},
+	// https://developers.google.com/identity/protocols/oauth2/web-server
+	// ("Redirect to Google's OAuth 2.0 server").
+	GoogleAccounts: {url: "https://accounts.google.com"},
+	GoogleAPIs:     {url: "https://www.googleapis.com", extraHosts: []string{"sheets.googleapis.com"}},
+	S3:             {url: "https://s3.amazonaws.com"},
+	Discord:        {url: "https://discord.com"},
 }
 
 // Names lists every upstream, sorted.

@@ -1,0 +1,268 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sandbox
+
+import (
+	"crypto/subtle"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+// Route names of the Discord emulator.
+const (
+	DiscordAuthorize = "discord.authorize"
+	DiscordToken     = "discord.token" //nolint:gosec // a route name, not a credential
+	DiscordUsersMe   = "discord.users.me"
+)
+
+// DiscordUser is the account a Discord grant is for.
+type DiscordUser struct {
+	// ID is the user's snowflake, a decimal string.
+	ID, Username, GlobalName string
+}
+
+// Discord emulates Discord's OAuth2 (the authorization code grant of
+// docs/topics/oauth2 in discord/discord-api-docs) and the one API call a
+// receiver needs, GET /api/users/@me:
+//
+//   - The consent page (/oauth2/authorize) approves at once for the consent
+//     user, or answers error=access_denied when none is set (RFC 6749
+//     §4.1.2.1).
+//   - The token endpoint (/api/oauth2/token) accepts only
+//     application/x-www-form-urlencoded ("JSON content is not permitted",
+//     docs/topics/oauth2), with the client in HTTP Basic authentication or
+//     in the form. Codes are usable once and expire 100 s after they are
+//     issued (a Discord engineer in discord/discord-api-docs#2526); a bad
+//     one is 400 {"error": "invalid_grant", "error_description": "Invalid
+//     \"code\" in request."} (discord/discord-api-docs#5579). PKCE (S256) is
+//     checked when the authorization carried a challenge (Discord accepts
+//     PKCE: discord/discord-api-docs#5531).
+//   - Every refresh answers a new refresh token and kills the old one
+//     (discord/discord-api-docs#5942: reusing it is invalid_grant;
+//     member-gentei/member-gentei#18 quotes the description).
+//   - Tokens live 604800 s (the documented access token response).
+type Discord struct {
+	// AccessTokenLifetime is the expires_in of new tokens (Discord: 7 days).
+	AccessTokenLifetime time.Duration
+	// CodeLifetime is how long an authorization code is accepted (100 s).
+	CodeLifetime time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	mu      sync.Mutex
+	clients map[string]string // client_id → client_secret
+	codes   map[string]discordCode
+	refresh map[string]discordGrant
+	access  map[string]discordAccess
+	consent DiscordUser
+}
+
+type discordGrant struct {
+	clientID, scope string
+	user            DiscordUser
+}
+
+type discordCode struct {
+	discordGrant
+	redirectURI, challenge string
+	expires                time.Time
+}
+
+type discordAccess struct {
+	discordGrant
+	expires time.Time
+}
+
+// NewDiscord returns an emulator with no clients and no consent user.
+func NewDiscord() *Discord {
+	return &Discord{AccessTokenLifetime: 604800 * time.Second, CodeLifetime: 100 * time.Second,
+		clients: map[string]string{}, codes: map[string]discordCode{},
+		refresh: map[string]discordGrant{}, access: map[string]discordAccess{}}
+}
+
+// Upstream implements Emulator.
+func (d *Discord) Upstream() upstream.Name { return upstream.Discord }
+
+// Register implements Emulator.
+func (d *Discord) Register(s *Server) {
+	s.Handle(DiscordAuthorize, "GET /discord/oauth2/authorize", d.authorize)
+	s.Handle(DiscordToken, "POST /discord/api/oauth2/token", d.token)
+	s.Handle(DiscordUsersMe, "GET /discord/api/users/@me", d.usersMe)
+}
+
+// AddClient registers an application's OAuth2 client.
+func (d *Discord) AddClient(id, secret string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clients[id] = secret
+}
+
+// SetConsentUser is the user the consent page authorizes as; the zero user
+// denies.
+func (d *Discord) SetConsentUser(u DiscordUser) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.consent = u
+}
+
+// IssueRefreshToken creates a grant, as if the user had consented earlier.
+func (d *Discord) IssueRefreshToken(clientID, scope string, u DiscordUser) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rt := randomToken(30)
+	d.refresh[rt] = discordGrant{clientID: clientID, scope: scope, user: u}
+	return rt
+}
+
+func (d *Discord) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Discord) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d.mu.Lock()
+	_, known := d.clients[q.Get("client_id")]
+	user := d.consent
+	d.mu.Unlock()
+	back, err := url.Parse(q.Get("redirect_uri"))
+	if !known || err != nil || q.Get("redirect_uri") == "" || q.Get("response_type") != "code" {
+		http.Error(w, "Invalid OAuth2 request: unknown client_id, or no redirect_uri or response_type=code.", http.StatusBadRequest)
+		return
+	}
+	challenge := q.Get("code_challenge")
+	if challenge != "" && q.Get("code_challenge_method") != "S256" {
+		http.Error(w, "Invalid OAuth2 request: code_challenge_method must be S256.", http.StatusBadRequest)
+		return
+	}
+	v := back.Query()
+	if user.ID == "" {
+		v.Set("error", "access_denied")
+		v.Set("error_description", "The resource owner or authorization server denied the request")
+	} else {
+		code := randomToken(30)
+		d.mu.Lock()
+		d.codes[code] = discordCode{discordGrant: discordGrant{clientID: q.Get("client_id"), scope: q.Get("scope"), user: user},
+			redirectURI: q.Get("redirect_uri"), challenge: challenge, expires: d.now().Add(d.CodeLifetime)}
+		d.mu.Unlock()
+		v.Set("code", code)
+	}
+	if st := q.Get("state"); st != "" {
+		v.Set("state", st)
+	}
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound) //nolint:gosec // a consent page redirects to the client's redirect_uri by design
+}
+
+func discordError(w http.ResponseWriter, status int, code, description string) {
+	body := map[string]string{"error": code}
+	if description != "" {
+		body["error_description"] = description
+	}
+	writeJSON(w, status, body)
+}
+
+func (d *Discord) token(w http.ResponseWriter, r *http.Request) {
+	// Without a form body the grant type cannot be read: a JSON body is
+	// refused the same way as a missing grant_type.
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		discordError(w, http.StatusBadRequest, "unsupported_grant_type", "Unsupported grant type")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		discordError(w, http.StatusBadRequest, "invalid_request", "")
+		return
+	}
+	clientID, secret, basic := r.BasicAuth()
+	if !basic {
+		clientID, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	want, known := d.clients[clientID]
+	if !known || subtle.ConstantTimeCompare([]byte(secret), []byte(want)) != 1 {
+		discordError(w, http.StatusUnauthorized, "invalid_client", "")
+		return
+	}
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		code := r.PostForm.Get("code")
+		c, ok := d.codes[code]
+		delete(d.codes, code) // one use, whatever the outcome
+		if !ok || c.clientID != clientID || !d.now().Before(c.expires) {
+			discordError(w, http.StatusBadRequest, "invalid_grant", `Invalid "code" in request.`)
+			return
+		}
+		if c.redirectURI != r.PostForm.Get("redirect_uri") {
+			discordError(w, http.StatusBadRequest, "invalid_grant", `Invalid "redirect_uri" in request.`)
+			return
+		}
+		if c.challenge != "" && !pkceMatches(c.challenge, r.PostForm.Get("code_verifier")) {
+			discordError(w, http.StatusBadRequest, "invalid_grant", `Invalid "code_verifier" in request.`)
+			return
+		}
+		d.issue(w, c.discordGrant)
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		g, ok := d.refresh[rt]
+		if !ok || g.clientID != clientID {
+			discordError(w, http.StatusBadRequest, "invalid_grant", `Invalid "refresh_token" in request.`)
+			return
+		}
+		delete(d.refresh, rt) // rotated: the old refresh token is dead
+		d.issue(w, g)
+	default:
+		discordError(w, http.StatusBadRequest, "unsupported_grant_type", "Unsupported grant type")
+	}
+}
+
+// issue answers a new token pair; d.mu is held.
+func (d *Discord) issue(w http.ResponseWriter, g discordGrant) {
+	access, refresh := randomToken(30), randomToken(30)
+	d.access[access] = discordAccess{discordGrant: g, expires: d.now().Add(d.AccessTokenLifetime)}
+	d.refresh[refresh] = g
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": access, "token_type": "Bearer", "expires_in": int(d.AccessTokenLifetime / time.Second),
+		"refresh_token": refresh, "scope": g.scope,
+	})
+}
+
+// usersMe is GET /users/@me (docs/resources/user, "Get Current User"): the
+// user of a Bearer token. Discord's unauthorized body is
+// {"message": "401: Unauthorized", "code": 0}.
+func (d *Discord) usersMe(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	d.mu.Lock()
+	a, known := d.access[tok]
+	d.mu.Unlock()
+	if !ok || !known || !d.now().Before(a.expires) {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "401: Unauthorized", "code": 0})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": a.user.ID, "username": a.user.Username, "global_name": nilIfEmpty(a.user.GlobalName),
+		"avatar": nil, "discriminator": "0", "public_flags": 0,
+	})
+}
