@@ -29,6 +29,33 @@ import (
 // The value last acted on is echoed in status.lastHandledRequestedAt.
 const RequestedAtAnnotation = "switchboard.dev/requested-at"
 
+// ReconnectAnnotation lets one OAuth callback replace a grant that still
+// works. Without it, the connect link of a resource whose grant is valid
+// answers 409 and writes nothing, so a leaked link cannot silently swap a
+// working grant for a stranger's. Set it to a new value, then open the
+// connect link:
+//
+//	kubectl annotate --overwrite notionintegration/research switchboard.dev/reconnect="$(date +%s)"
+//
+// Each value allows one replacement: the callback records it on the token
+// Secret (ReconnectedForAnnotation), and the same value does not allow a
+// second.
+const ReconnectAnnotation = "switchboard.dev/reconnect"
+
+// ReconnectedForAnnotation, on a token Secret, is the ReconnectAnnotation
+// value whose callback wrote the grant.
+const ReconnectedForAnnotation = "switchboard.dev/reconnected-for"
+
+// ManagedByLabel marks the objects the operator writes itself (token
+// Secrets it created, connect-link Secrets, OAuth states, share-link and
+// channel-token Secrets). Only Secrets carrying it are held in the
+// operator's informer caches, so a cluster's unrelated Secrets are never
+// listed into memory.
+const (
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "switchboard"
+)
+
 // Category is the kubectl category every Switchboard kind belongs to, so
 // that `kubectl get switchboard -A` lists them all.
 const Category = "switchboard"
@@ -59,6 +86,18 @@ type LocalObjectReference struct {
 // OAuthCredentials points at the two Secrets an OAuth 2.0 integration needs.
 // The keys are fixed so that the one OAuth engine reads every provider the
 // same way.
+//
+// The grant is obtained through the webhook server's OAuth routes. The
+// connect link is a capability: the operator keeps it in a Secret named
+// `<name>-oauth-connect` owned by the resource (key `url`, the whole link;
+// key `token`, its one-use token), and status.connectSecretName names it.
+// Whoever can read Secrets in the namespace can print it:
+//
+//	kubectl get secret <name>-oauth-connect -o jsonpath='{.data.url}' | base64 -d
+//
+// A successful callback rotates the token, so each link works once. A grant
+// that still works is replaced only when the resource carries the
+// switchboard.dev/reconnect annotation with a new value.
 type OAuthCredentials struct {
 	// ClientSecretRef names the Secret holding the OAuth client registration,
 	// created by a person: key `client_id` and key `client_secret`.
@@ -70,6 +109,8 @@ type OAuthCredentials struct {
 	// `access_token`, `refresh_token`, `token_type` and `expiry` (RFC 3339).
 	// It may be created in advance with a refresh token obtained elsewhere.
 	// Access and refresh token are always replaced together in one update.
+	// To write it through a browser, open the connect link kept in the
+	// Secret that status.connectSecretName names (key `url`).
 	// +required
 	TokenSecretRef SecretReference `json:"tokenSecretRef"`
 }

@@ -66,6 +66,10 @@ const (
 	InvalidSpecReason = "InvalidSpec"
 	// SecretNotFoundReason: a referenced Secret or one of its keys is missing.
 	SecretNotFoundReason = "SecretNotFound"
+	// ConnectSecretConflictReason: a Secret named `<name>-oauth-connect`
+	// exists and this object does not own it, so the operator cannot keep
+	// the connect link there; rename or delete that Secret.
+	ConnectSecretConflictReason = "ConnectSecretConflict"
 	// ReauthRequiredReason: the provider refused the grant (401,
 	// invalid_grant that no other writer explains); the token Secret is
 	// kept and a person must connect again (seed 000 §3.7.6, seed 004 §4).

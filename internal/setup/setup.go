@@ -29,12 +29,12 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-// ManagedByLabel marks the Secrets the operator writes itself (token
-// Secrets it created, share-link Secrets, channel-token Secrets). Only
-// those are held in the informer cache.
+// ManagedByLabel and ManagedByValue are v1alpha1's, kept here for the
+// callers that configure caches; the API package owns them so that
+// internal/oauth needs no import of this package.
 const (
-	ManagedByLabel = "app.kubernetes.io/managed-by"
-	ManagedByValue = "switchboard"
+	ManagedByLabel = v1alpha1.ManagedByLabel
+	ManagedByValue = v1alpha1.ManagedByValue
 )
 
 // Scheme returns a scheme with client-go's kinds and the Switchboard API.
