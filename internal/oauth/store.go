@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // Secret keys of the token store (documented on OAuthCredentials in the
@@ -64,11 +64,12 @@ type Store struct {
 }
 
 // stored is a token with the Secret's resourceVersion, for optimistic
-// concurrency.
+// concurrency, and the metadata an update must keep.
 type stored struct {
 	Token
-	resourceVersion string
-	exists          bool
+	resourceVersion     string
+	exists              bool
+	labels, annotations map[string]string
 }
 
 func (s *Store) load(ctx context.Context, key types.NamespacedName) (stored, error) {
@@ -94,7 +95,7 @@ func (s *Store) load(ctx context.Context, key types.NamespacedName) (stored, err
 			t.Extra[k] = string(v)
 		}
 	}
-	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true}, nil
+	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true, labels: sec.Labels, annotations: sec.Annotations}, nil
 }
 
 // Load reads a grant; ok is false when the Secret does not exist.
@@ -105,7 +106,14 @@ func (s *Store) Load(ctx context.Context, key types.NamespacedName) (Token, bool
 
 // save writes the whole grant in one update, failing with a Conflict when
 // the Secret changed since prev was read (or exists when prev says not).
+// The Secret's labels and annotations are kept: a refresh must not drop
+// what a callback recorded (ReconnectedForAnnotation).
 func (s *Store) save(ctx context.Context, key types.NamespacedName, t Token, prev stored) error {
+	return s.write(ctx, key, t, prev, prev.annotations)
+}
+
+// write is save with the annotations to store.
+func (s *Store) write(ctx context.Context, key types.NamespacedName, t Token, prev stored, annotations map[string]string) error {
 	data := map[string][]byte{}
 	for k, v := range t.Extra {
 		data[k] = []byte(v)
@@ -116,9 +124,16 @@ func (s *Store) save(ctx context.Context, key types.NamespacedName, t Token, pre
 	if !t.Expiry.IsZero() {
 		data[KeyExpiry] = []byte(t.Expiry.UTC().Format(time.RFC3339))
 	}
+	labels := map[string]string{}
+	for k, v := range prev.labels {
+		labels[k] = v
+	}
+	// The label puts the Secret in the operator's caches, so that a new
+	// grant reconciles its resource at once.
+	labels[v1alpha1.ManagedByLabel] = v1alpha1.ManagedByValue
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
-			Labels: map[string]string{setup.ManagedByLabel: setup.ManagedByValue}},
+			Labels: labels, Annotations: annotations},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
@@ -133,17 +148,62 @@ func (s *Store) save(ctx context.Context, key types.NamespacedName, t Token, pre
 
 // Save writes a new grant (after an OAuth callback), replacing any.
 func (s *Store) Save(ctx context.Context, key types.NamespacedName, t Token) error {
+	return s.saveNew(ctx, key, t, func(prev map[string]string) map[string]string { return prev })
+}
+
+// SaveConnected is Save for the OAuth callback: it records on the Secret
+// the switchboard.dev/reconnect value the grant was written for (none when
+// reconnectedFor is empty), so that the same value cannot replace it again.
+func (s *Store) SaveConnected(ctx context.Context, key types.NamespacedName, t Token, reconnectedFor string) error {
+	return s.saveNew(ctx, key, t, func(prev map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range prev {
+			out[k] = v
+		}
+		delete(out, v1alpha1.ReconnectedForAnnotation)
+		if reconnectedFor != "" {
+			out[v1alpha1.ReconnectedForAnnotation] = reconnectedFor
+		}
+		return out
+	})
+}
+
+func (s *Store) saveNew(ctx context.Context, key types.NamespacedName, t Token, annotate func(map[string]string) map[string]string) error {
 	for {
 		prev, err := s.load(ctx, key)
 		if err != nil {
 			return err
 		}
-		err = s.save(ctx, key, t, prev)
+		err = s.write(ctx, key, t, prev, annotate(prev.annotations))
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			continue
 		}
-		return err
+		if err != nil {
+			return fmt.Errorf("write token Secret %s: %w", key, err)
+		}
+		return nil
 	}
+}
+
+// GrantState is what the OAuth routes must know of a stored grant to decide
+// whether a callback may replace it.
+type GrantState struct {
+	// HasRefreshToken: the Secret holds a refresh token (it may still be
+	// refused by the provider; the resource's Authenticated condition says).
+	HasRefreshToken bool
+	// ReconnectedFor is the switchboard.dev/reconnect value the grant was
+	// written for.
+	ReconnectedFor string
+}
+
+// Grant reads what the OAuth routes need of a grant; a missing Secret is
+// the zero GrantState.
+func (s *Store) Grant(ctx context.Context, key types.NamespacedName) (GrantState, error) {
+	st, err := s.load(ctx, key)
+	if err != nil {
+		return GrantState{}, err
+	}
+	return GrantState{HasRefreshToken: st.RefreshToken != "", ReconnectedFor: st.annotations[v1alpha1.ReconnectedForAnnotation]}, nil
 }
 
 // LoadClient reads client_id and client_secret.

@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
+)
+
+// Keys of the connect Secret.
+const (
+	// ConnectTokenKey holds the connect link's one-use token.
+	ConnectTokenKey = "token"
+	// ConnectURLKey holds the whole connect link, for a person to open
+	// (only when the manager knows the webhook's public URL).
+	ConnectURLKey = "url"
+)
+
+// ConnectTargetLabel, on a connect Secret, names the OAuth target (the
+// route's {target}) it opens.
+const ConnectTargetLabel = "switchboard.dev/oauth-connect"
+
+// connectTokenBytes is the connect token's entropy: 256 bits.
+const connectTokenBytes = 32
+
+// ErrConnectSecretConflict means a Secret with the connect Secret's name
+// exists and the resource does not control it: the operator will not take
+// over or overwrite a Secret it did not make. A person must rename or
+// delete it.
+var ErrConnectSecretConflict = errors.New("a Secret of that name exists and is not owned by this resource")
+
+// ConnectSecretName is the name of the Secret that holds a resource's
+// connect link. The name is fixed by the resource's name so that the
+// webhook finds it without reading the resource first (one API read for
+// every refusal, whether the resource exists or not).
+func ConnectSecretName(owner string) string { return owner + "-oauth-connect" }
+
+// ConnectURL is the connect link of a resource: publicURL is the webhook
+// server's public base URL, target the route's {target}.
+func ConnectURL(publicURL, target, namespace, name, token string) string {
+	q := url.Values{"namespace": {namespace}, "name": {name}, "token": {token}}
+	return strings.TrimSuffix(publicURL, "/") + "/oauth/" + target + "/connect?" + q.Encode()
+}
+
+// EnsureConnectSecret makes sure owner has its connect Secret: a random
+// one-use token (key `token`) and, when publicURL is known, the whole link
+// (key `url`). The Secret is controlled by owner (deleted with it; its
+// deletion reconciles owner when the controller Owns Secrets) and carries
+// the managed-by label, so the manager's cache holds and watches it. The
+// webhook deletes it after a successful callback; the next reconcile mints
+// a new token. It returns the Secret's name, for status.connectSecretName.
+//
+// An existing Secret is kept as it is unless its link is stale (publicURL
+// changed) or its token is missing; one that owner does not control is
+// ErrConnectSecretConflict.
+func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string) (string, error) {
+	name := ConnectSecretName(owner.GetName())
+	key := types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}
+	var sec corev1.Secret
+	err := c.Get(ctx, key, &sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		return name, createConnectSecret(ctx, c, owner, key, target, publicURL)
+	case err != nil:
+		return "", fmt.Errorf("read connect Secret %s: %w", key, err)
+	}
+	if !metav1.IsControlledBy(&sec, owner) {
+		return "", fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretConflict)
+	}
+	token := string(sec.Data[ConnectTokenKey])
+	if token != "" && string(sec.Data[ConnectURLKey]) == connectURLOrEmpty(publicURL, target, owner, token) {
+		return name, nil // nothing changed: write nothing
+	}
+	if token == "" {
+		token = capability.Random(connectTokenBytes)
+	}
+	sec.Data = connectData(publicURL, target, owner, token)
+	if err := c.Update(ctx, &sec); err != nil {
+		return "", fmt.Errorf("update connect Secret %s: %w", key, err)
+	}
+	return name, nil
+}
+
+func createConnectSecret(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, target, publicURL string) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
+			Labels: map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue, ConnectTargetLabel: target}},
+		Type: corev1.SecretTypeOpaque,
+		Data: connectData(publicURL, target, owner, capability.Random(connectTokenBytes)),
+	}
+	if err := controllerutil.SetControllerReference(owner, sec, c.Scheme()); err != nil {
+		return fmt.Errorf("own connect Secret %s: %w", key, err)
+	}
+	err := c.Create(ctx, sec)
+	if apierrors.IsAlreadyExists(err) {
+		// A cache behind the API server, or a concurrent reconcile: the next
+		// reconcile judges the Secret that won.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create connect Secret %s: %w", key, err)
+	}
+	return nil
+}
+
+func connectData(publicURL, target string, owner client.Object, token string) map[string][]byte {
+	data := map[string][]byte{ConnectTokenKey: []byte(token)}
+	if u := connectURLOrEmpty(publicURL, target, owner, token); u != "" {
+		data[ConnectURLKey] = []byte(u)
+	}
+	return data
+}
+
+func connectURLOrEmpty(publicURL, target string, owner client.Object, token string) string {
+	if publicURL == "" {
+		return ""
+	}
+	return ConnectURL(publicURL, target, owner.GetNamespace(), owner.GetName(), token)
+}
