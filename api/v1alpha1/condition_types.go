@@ -74,6 +74,9 @@ const (
 	// invalid_grant that no other writer explains); the token Secret is
 	// kept and a person must connect again (seed 000 §3.7.6, seed 004 §4).
 	ReauthRequiredReason = "ReauthRequired"
+	// SecretReadFailedReason: reading or writing a Secret failed for a
+	// reason other than its absence (an API-server error); it is retried.
+	SecretReadFailedReason = "SecretReadFailed"
 	// TokenRefreshFailedReason: a token refresh failed for a transient
 	// reason; it is retried on the next timer.
 	TokenRefreshFailedReason = "TokenRefreshFailed"
@@ -86,6 +89,9 @@ const (
 	// RetriesExhaustedReason: every allowed attempt failed transiently; the
 	// object is Failed and a Warning Event records the last error.
 	RetriesExhaustedReason = "RetriesExhausted"
+	// PaperNotFoundReason (PaperSync): arXiv has no paper with the link's
+	// identifier (it answered the batch with an entry without an id).
+	PaperNotFoundReason = "PaperNotFound"
 	// DependencyNotReadyReason: a referenced object (the NotionIntegration of
 	// a PaperSync, the SheetConnection of a SheetSync) is not Ready yet.
 	DependencyNotReadyReason = "DependencyNotReady"

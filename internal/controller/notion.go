@@ -19,9 +19,6 @@ limitations under the License.
 package controller
 
 import (
-	"context"
-	"time"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
@@ -37,29 +34,32 @@ type NotionDeps struct {
 	Out        *outbound.Client
 	OAuth      *oauth.Engine
 	ArxivPacer *arxiv.Pacer
-	// Sleep replaces the PaperSync controller's in-place retry waits (tests).
-	Sleep func(context.Context, time.Duration) error
+	// PublicURL is the webhook server's public base URL, for the OAuth
+	// connect links the integrations keep in their connect Secrets.
+	PublicURL string
+	// SyncRetries replaces the PaperSync schedule (tests shorten it).
+	SyncRetries outbound.Schedule
 }
 
 // SetupNotion registers the NotionIntegration and PaperSync controllers.
 func SetupNotion(mgr ctrl.Manager, d NotionDeps) error {
 	nc := &notion.Client{Out: d.Out}
 	if err := (&notionintegration.Reconciler{
-		Client:   mgr.GetClient(),
-		OAuth:    d.OAuth,
-		Notion:   nc,
-		Recorder: mgr.GetEventRecorder("notionintegration-controller"),
-		Backfill: papersync.Backfill(mgr.GetClient(), nc),
+		Client:    mgr.GetClient(),
+		OAuth:     d.OAuth,
+		Notion:    nc,
+		Recorder:  mgr.GetEventRecorder("notionintegration-controller"),
+		Backfill:  papersync.Backfill(mgr.GetClient(), nc),
+		PublicURL: d.PublicURL,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&papersync.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		OAuth:     d.OAuth,
-		Notion:    nc,
-		Arxiv:     &arxiv.Client{Out: d.Out, Pacer: d.ArxivPacer},
-		Recorder:  mgr.GetEventRecorder("papersync-controller"),
-		Sleep:     d.Sleep,
+		Client:   mgr.GetClient(),
+		OAuth:    d.OAuth,
+		Notion:   nc,
+		Arxiv:    &arxiv.Client{Out: d.Out, Pacer: d.ArxivPacer},
+		Recorder: mgr.GetEventRecorder("papersync-controller"),
+		Retries:  d.SyncRetries,
 	}).SetupWithManager(mgr)
 }

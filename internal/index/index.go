@@ -30,9 +30,13 @@ import (
 
 // Field index names. Each is registered for one kind.
 const (
-	// NotionWorkspaceID finds the NotionIntegration of a workspace (the
-	// Automation body's workspace_id, seed 000 §3.3.1).
-	NotionWorkspaceID = "status.workspaceID"
+	// NotionTokenSecret finds the NotionIntegrations whose grant is in a
+	// token Secret, so that a grant written by the OAuth callback
+	// reconciles them at once.
+	NotionTokenSecret = "spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
+	// PaperSyncIntegration finds the PaperSyncs of a NotionIntegration: the
+	// pending ones make a batch, and become due when it turns Ready.
+	PaperSyncIntegration = "spec.integrationRef.name"
 	// NotionWebhookPath finds the NotionIntegration whose secret webhook
 	// path a request came in on.
 	NotionWebhookPath = "status.webhookPath"
@@ -55,8 +59,11 @@ func nonEmpty(v string) []string {
 }
 
 var fields = []field{
-	{&v1alpha1.NotionIntegration{}, NotionWorkspaceID, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WorkspaceID)
+	{&v1alpha1.NotionIntegration{}, NotionTokenSecret, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.NotionIntegration).Spec.OAuth.TokenSecretRef.Name)
+	}},
+	{&v1alpha1.PaperSync{}, PaperSyncIntegration, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.PaperSync).Spec.IntegrationRef.Name)
 	}},
 	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)

@@ -54,12 +54,12 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 	for i, ws := range []string{"ws-a", "ws-b"} {
 		ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%d", i), Namespace: ns}}
 		ni.Spec.OAuth.ClientSecretRef.Name = "c"
-		ni.Spec.OAuth.TokenSecretRef.Name = "t"
+		ni.Spec.OAuth.TokenSecretRef.Name = "token-" + ws
 		ni.Spec.WebhookSecretRef.Name = "w"
 		if err := env.Client.Create(ctx, ni); err != nil {
 			t.Fatal(err)
 		}
-		ni.Status.WorkspaceID = ws
+		ni.Status.WebhookPath = "/notion/webhook/" + ws
 		if err := env.Client.Status().Update(ctx, ni); err != nil {
 			t.Fatal(err)
 		}
@@ -69,15 +69,18 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var list v1alpha1.NotionIntegrationList
-		if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{index.NotionWorkspaceID: "ws-b"}); err != nil {
+		var bySecret, byPath v1alpha1.NotionIntegrationList
+		if err := c.List(ctx, &bySecret, client.InNamespace(ns), client.MatchingFields{index.NotionTokenSecret: "token-ws-b"}); err != nil {
 			t.Fatal(err)
 		}
-		if len(list.Items) == 1 && list.Items[0].Name == "n1" {
+		if err := c.List(ctx, &byPath, client.MatchingFields{index.NotionWebhookPath: "/notion/webhook/ws-b"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(bySecret.Items) == 1 && bySecret.Items[0].Name == "n1" && len(byPath.Items) == 1 && byPath.Items[0].Name == "n1" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("lookup by workspace id found %d objects", len(list.Items))
+			t.Fatalf("lookup by token Secret found %d objects, by webhook path %d", len(bySecret.Items), len(byPath.Items))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -32,7 +32,7 @@ import (
 	"github.com/jomei/notionapi"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -199,7 +199,7 @@ func (c *Client) findOrCreate(ctx context.Context, token, name, pinnedID, templa
 			if !ok || plain(d.Title) != name || d.Archived {
 				continue
 			}
-			if templateID != "" && papers.NormalizeID(string(d.Parent.PageID)) == papers.NormalizeID(templateID) {
+			if templateID != "" && notionid.Normalize(string(d.Parent.PageID)) == notionid.Normalize(templateID) {
 				db = d
 				break
 			}

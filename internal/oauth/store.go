@@ -214,7 +214,7 @@ func (s *Store) LoadClient(ctx context.Context, key types.NamespacedName) (Clien
 	}
 	c := ClientCredentials{ID: string(sec.Data[KeyClientID]), Secret: string(sec.Data[KeyClientSecret])}
 	if c.ID == "" || c.Secret == "" {
-		return ClientCredentials{}, fmt.Errorf("OAuth client Secret %s needs keys %s and %s", key, KeyClientID, KeyClientSecret)
+		return ClientCredentials{}, fmt.Errorf("%w: %s needs keys %s and %s", ErrClientIncomplete, key, KeyClientID, KeyClientSecret)
 	}
 	return c, nil
 }

@@ -22,14 +22,13 @@ package papers
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
 // WebhookPrefix is where Notion Automations post.
@@ -45,22 +44,10 @@ func WebhookPath(token, namespace, name string) string {
 	return capability.DerivedPath(WebhookPrefix, token, namespace, name)
 }
 
-var notionID = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
-
-// NormalizeID returns a Notion id in its dashed lower-case form, or "" when
-// s is not one.
-func NormalizeID(s string) string {
-	if !notionID.MatchString(s) {
-		return ""
-	}
-	h := strings.ToLower(strings.ReplaceAll(s, "-", ""))
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // SyncName names the PaperSync for one page and paper, so that the same
 // event posted twice is one object (the second create is a no-op).
 func SyncName(integration, pageID, arxivID string) string {
-	sum := sha256.Sum256([]byte(NormalizeID(pageID) + "\x00" + arxivID))
+	sum := sha256.Sum256([]byte(notionid.Normalize(pageID) + "\x00" + arxivID))
 	prefix := integration
 	if len(prefix) > 40 {
 		prefix = prefix[:40]
@@ -84,14 +71,4 @@ func NewSync(ni *v1alpha1.NotionIntegration, pageID, link, arxivID string) *v1al
 		Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: ni.Name},
 			PageID: pageID, Link: strings.TrimSpace(link), ArxivID: arxivID},
 	}
-}
-
-// Provider is Notion with the integration's assumed token lifetime (seed
-// 000 §3.7.4), for everyone who refreshes its grant.
-func Provider(ni *v1alpha1.NotionIntegration) oauth.Provider {
-	p := oauth.Notion
-	if d := ni.Spec.TokenRefresh.AssumedLifetime.Duration; d > 0 {
-		p.AssumedLifetime = d
-	}
-	return p
 }

@@ -61,6 +61,9 @@ type Run struct {
 	// Patcher writes the object's status once, after the phases. A phase
 	// that writes other objects' statuses uses status.NewPatcher for them.
 	Patcher *status.Patcher
+	// Token is the access token a grant phase obtained, for the phases
+	// after it. It lives for one reconcile: never stored, logged or shown.
+	Token string
 
 	deadlines []time.Time
 }

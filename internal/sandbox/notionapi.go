@@ -26,7 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
 // Route names of the Notion API (jomei/notionapi runs against them
@@ -85,7 +85,7 @@ var (
 // normID is Notion's canonical dashed lower-case form of an id (the id
 // unchanged when it is not one, so lookups simply miss).
 func normID(id string) string {
-	if n := papers.NormalizeID(id); n != "" {
+	if n := notionid.Normalize(id); n != "" {
 		return n
 	}
 	return id

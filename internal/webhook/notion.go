@@ -17,24 +17,92 @@ limitations under the License.
 package webhook
 
 import (
+	"context"
 	"errors"
+	"html/template"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
 func init() {
 	Register(Family{Name: "notion", Routes: notionRoutes})
+	RegisterOAuthTarget("notion", OAuthTarget{
+		Kind:     "notionintegration",
+		Provider: oauth.Notion,
+		Resolve:  resolveNotionIntegration,
+		Success:  notionSuccess,
+	})
 }
+
+// resolveNotionIntegration reads a NotionIntegration for the OAuth routes.
+func resolveNotionIntegration(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
+	ni := &v1alpha1.NotionIntegration{}
+	if err := d.APIReader.Get(ctx, key, ni); err != nil {
+		return nil, err
+	}
+	res := &OAuthResource{Object: ni, Credentials: ni.Spec.OAuth, Provider: oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)}
+	if c := meta.FindStatusCondition(ni.Status.Conditions, v1alpha1.AuthenticatedCondition); c != nil {
+		res.Authenticated = c.Status
+	}
+	return res, nil
+}
+
+// notionSuccess follows seed 000 §3.1.2's page (the database, the webhook
+// URL, the Automation steps) with what the integration's status holds at
+// this moment: the callback answers at once rather than wait for the
+// controller, so a database not found yet is shown as the kubectl command
+// that will show it. The webhook URL is shown only when the status already
+// holds its path; the person reading it has just proven the connect token.
+// The page does not refresh itself: its URL carries a state that was just
+// consumed, so reloading it can only answer 403.
+func notionSuccess(w io.Writer, d Deps, res *OAuthResource, tok oauth.Token) error {
+	ni := res.Object.(*v1alpha1.NotionIntegration)
+	key := types.NamespacedName{Namespace: ni.Namespace, Name: ni.Name}
+	vars := map[string]any{
+		"Workspace": tok.Extra["workspace_name"], "WorkspaceID": tok.Extra["workspace_id"],
+		"DatabaseURL": ni.Status.DatabaseURL, "WebhookURL": "", "Get": successVars("notionintegration", key),
+	}
+	if ni.Status.WebhookPath != "" {
+		vars["WebhookURL"] = strings.TrimSuffix(d.PublicURL, "/") + ni.Status.WebhookPath
+	}
+	return notionSuccessPage.Execute(w, vars)
+}
+
+var notionSuccessPage = template.Must(template.New("notion-success").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Notion connected</title></head>
+<body>
+<h1>✅ Connected{{if .Workspace}} to {{.Workspace}}{{end}}</h1>
+<p>Database: {{if .DatabaseURL}}<a href="{{.DatabaseURL}}" target="_blank">ArXiv Papers</a>{{else}}being prepared — its link appears in <code>{{.Get.KubectlGet}} -o jsonpath='{.status.databaseURL}'</code> within moments{{end}}</p>
+<p>Status: <code>{{.Get.KubectlGet}}</code></p>
+<h2>Next: a Notion Automation</h2>
+<ol>
+<li>Open the database in Notion.</li>
+<li>“…” → Automations → New automation.</li>
+<li>Trigger: When a page is updated (optionally: when Link changes).</li>
+<li>Action: Send HTTP request.</li>
+<li>URL: <code>{{if .WebhookURL}}{{.WebhookURL}}{{else}}the public URL of this server followed by the path that <code>{{.Get.KubectlGet}} -o jsonpath='{.status.webhookPath}'</code> prints{{end}}</code></li>
+<li>Method: <code>POST</code>, header <code>Content-Type: application/json</code></li>
+<li>Body: <code>{"workspace_id": "{{.WorkspaceID}}", "page_id": "{{"{{"}}page_id{{"}}"}}", "link": "{{"{{"}}Link{{"}}"}}"}</code></li>
+</ol>
+<h2>Use</h2>
+<ol><li>Add a page to the database.</li><li>Put an arXiv URL in Link, e.g. https://arxiv.org/abs/2301.12345.</li><li>Seconds later the title, authors, summary and year are filled in.</li></ol>
+</body></html>
+`))
 
 func notionRoutes(d Deps) []Route {
 	return []Route{{Pattern: "POST " + papers.WebhookPrefix + "{digest}", Handler: automation(d)}}
@@ -61,6 +129,9 @@ func automation(d Deps) HandlerFunc {
 			return Errorf(http.StatusNotFound, "no integration listens on this path")
 		}
 		ni := &list.Items[0]
+		if e := NotServing("integration", ni, ni.Spec.Suspend); e != nil {
+			return e
+		}
 
 		var body automationBody
 		if e := DecodeJSON(r, &body); e != nil {
@@ -79,7 +150,7 @@ func automation(d Deps) HandlerFunc {
 			if errors.As(err, &st) && apierrors.IsInvalid(err) {
 				return Errorf(http.StatusBadRequest, "the event was refused: %s", st.Status().Message)
 			}
-			return Errorf(http.StatusServiceUnavailable, "could not record the event; retry").WithCause(err)
+			return Unavailable(DefaultRetryAfter, "could not record the event; retry").WithCause(err)
 		}
 		WriteJSON(w, http.StatusAccepted, map[string]any{
 			"success": true, "page_id": pageID, "arxiv_id": arxivID, "paper_sync": ps.Name,
@@ -108,7 +179,7 @@ func (b automationBody) validate() (pageID, arxivID string, _ *Error) {
 		return "", "", Errorf(http.StatusBadRequest, "workspace_id, page_id and link are required").
 			WithDetails(map[string]any{"missing": sorted(missing)})
 	}
-	pageID = papers.NormalizeID(strings.TrimSpace(b.PageID))
+	pageID = notionid.Normalize(strings.TrimSpace(b.PageID))
 	if pageID == "" {
 		return "", "", Errorf(http.StatusBadRequest, "page_id is not a Notion page id").WithDetails(map[string]any{"field": "page_id"})
 	}

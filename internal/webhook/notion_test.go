@@ -22,7 +22,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
 // FuzzAutomationBody: whatever JSON arrives, validation either refuses it
@@ -45,7 +45,7 @@ func FuzzAutomationBody(f *testing.F) {
 			}
 			return
 		}
-		if papers.NormalizeID(pageID) != pageID || !arxiv.ValidID(arxivID) {
+		if notionid.Normalize(pageID) != pageID || !arxiv.ValidID(arxivID) {
 			t.Fatalf("accepted %q → page %q arXiv %q", raw, pageID, arxivID)
 		}
 	})

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,30 +46,12 @@ var (
 	notionEmu = sandbox.NewNotion()
 	arxivEmu  = sandbox.NewArxiv()
 	hookURL   string
-	sleeps    = &sleepLog{}
 )
 
-// sleepLog records the controllers' in-place retry waits instead of
-// waiting, so the 1, 2, 4 s schedule is asserted, not slept through.
-type sleepLog struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleepLog) sleep(_ context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d = append(s.d, d)
-	return nil
-}
-
-func (s *sleepLog) take() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.d
-	s.d = nil
-	return out
-}
+// syncRetries is seed 000's 1, 2, 4 s schedule scaled down a hundredfold,
+// so the flows run the real retries quickly; the delays themselves are
+// asserted by the PaperSync controller's unit tests.
+var syncRetries = outbound.Schedule{Base: 10 * time.Millisecond, Retries: outbound.NotionRetries.Retries, Max: outbound.MaxRetryAfter}
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
@@ -89,8 +70,8 @@ func TestMain(m *testing.M) {
 		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return nil, err
 		}
-		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out, Sleep: sleeps.sleep}
-		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, Sleep: sleeps.sleep}); err != nil {
+		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, SyncRetries: syncRetries}); err != nil {
 			return nil, err
 		}
 		hookSrv := httptest.NewUnstartedServer(nil)

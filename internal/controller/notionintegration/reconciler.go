@@ -14,16 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package notionintegration keeps NotionIntegrations true: the token
-// refresh timer (seed 000 §3.7), the workspace identity, the "ArXiv Papers"
-// database (§3.2), the secret webhook path, and the backfill that heals
-// lost Automation webhooks.
+// Package notionintegration keeps NotionIntegrations true: the one-use
+// connect link, the token refresh timer (seed 000 §3.7), the workspace
+// identity, the "ArXiv Papers" database (§3.2), the secret webhook path,
+// and the backfill that heals lost Automation webhooks.
 package notionintegration
 
 import (
 	"context"
-	"errors"
-	"math/rand/v2"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,58 +35,87 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// Timers.
-const (
-	// RetryDelay is the wait after a transient failure (token endpoint 5xx,
-	// Notion unavailable) before trying again.
-	RetryDelay = 30 * time.Second
-	// jitter spreads timers of many integrations (±10 %).
-	jitter = 0.1
-)
+// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// tokenSecretIndex finds the integrations that use a token Secret, so that
-// a new grant written by the OAuth callback reconciles them at once.
-const tokenSecretIndex = "spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
+// Notion is the part of the Notion client the controller uses.
+type Notion interface {
+	// FindOrCreateDatabase finds the papers database (pinned id; the
+	// duplicated template; by name) or creates it, and adds missing
+	// properties.
+	FindOrCreateDatabase(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (notion.Database, error)
+}
 
 // Reconciler reconciles NotionIntegrations.
 type Reconciler struct {
 	client.Client
-	OAuth    *oauth.Engine
-	Notion   *notion.Client
+	OAuth    oauth.TokenSource
+	Notion   Notion
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// Backfill creates PaperSyncs for pages whose metadata is missing.
 	Backfill func(ctx context.Context, ni *v1alpha1.NotionIntegration, token string) (int, error)
+	// PublicURL is the webhook server's public base URL, for the connect
+	// link kept in the connect Secret ("" keeps only the token).
+	PublicURL string
+}
+
+// Runner is the reconcile skeleton with the integration's phases: the
+// connect link, the webhook path, the grant, the database, the backfill.
+func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	grant := &oauth.Phases[*v1alpha1.NotionIntegration]{
+		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "notion", PublicURL: r.PublicURL,
+		Provider: func(ni *v1alpha1.NotionIntegration) oauth.Provider {
+			return oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)
+		},
+		Credentials:       func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth },
+		RefreshBefore:     func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.TokenRefresh.RefreshBefore.Duration },
+		ConnectSecretName: func(ni *v1alpha1.NotionIntegration) *string { return &ni.Status.ConnectSecretName },
+		Granted:           r.granted,
+	}
+	return &runner.Runner[*v1alpha1.NotionIntegration]{
+		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
+		New:       func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
+		Suspended: func(ni *v1alpha1.NotionIntegration) bool { return ni.Spec.Suspend },
+		Normal: []runner.Phase[*v1alpha1.NotionIntegration]{
+			grant.Connect, r.webhookPath, grant.Grant, r.database, r.backfill, r.ready,
+		},
+		// Notion's and the token endpoint's transient failures: 1, 2, 4 s
+		// and on, doubling (seed 000 §7.2), never sooner than Retry-After.
+		Transient: outbound.Schedule{Base: outbound.NotionRetries.Base, Max: outbound.MaxRetryAfter, Jitter: outbound.DefaultJitter},
+	}
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NotionIntegration{}, tokenSecretIndex,
-		func(o client.Object) []string {
-			return []string{o.(*v1alpha1.NotionIntegration).Spec.OAuth.TokenSecretRef.Name}
-		}); err != nil {
-		return err
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.NotionIntegration{}, builder.WithPredicates(status.SpecOrRequest())).
 		// Token Secrets the operator wrote carry its label and are cached:
 		// a grant from the OAuth callback reconciles its integration.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.integrationsUsing)).
+		// The connect Secret: deleted by the OAuth callback, minted again.
+		Owns(&corev1.Secret{}).
 		Named("notionintegration").
-		Complete(r)
+		Complete(r.Runner())
 }
 
 func (r *Reconciler) integrationsUsing(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.NotionIntegrationList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{tokenSecretIndex: o.GetName()}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.NotionTokenSecret: o.GetName()}); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
@@ -96,26 +123,4 @@ func (r *Reconciler) integrationsUsing(ctx context.Context, o client.Object) []r
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ni.Namespace, Name: ni.Name}})
 	}
 	return reqs
-}
-
-// Reconcile computes status in memory and writes it once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	obj := &v1alpha1.NotionIntegration{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := status.NewPatcher(r.Client, obj)
-	defer func() { retErr = errors.Join(retErr, patcher.Patch(ctx, obj)) }()
-	if !obj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // PaperSyncs are owned and garbage-collected
-	}
-	if obj.Spec.Suspend {
-		return ctrl.Result{}, nil
-	}
-	return r.reconcileNormal(ctx, obj)
-}
-
-// jittered spreads d by ±10 %.
-func jittered(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (1 + jitter*(2*rand.Float64()-1))) //nolint:gosec // jitter needs no cryptographic randomness
 }

@@ -15,22 +15,19 @@ limitations under the License.
 */
 
 // Package papersync fills Notion pages with arXiv metadata (seed 000
-// §3.4–3.6): pending PaperSyncs of an integration are fetched from arXiv in
-// one request (at most one request every three seconds across the
-// manager), each page is updated, and each PaperSync records the outcome.
+// §3.4–3.6): the pending PaperSyncs of an integration are fetched from
+// arXiv in one request (at most one request every three seconds across the
+// manager), each page is updated, and each PaperSync records the outcome
+// in one status write. Batches of different integrations run in parallel.
 // Finished PaperSyncs are deleted after the integration's syncRetention.
 package papersync
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sort"
+	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -38,322 +35,164 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// Retry policy (seed 000 §7.2: arXiv 503 and Notion 429 are retried at
-// 1, 2 and 4 seconds, three times).
-var retryWaits = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 const (
-	// waitForIntegration is the requeue while the integration is not ready.
-	waitForIntegration = 15 * time.Second
-	// retryLater is the requeue after the in-place retries are spent.
-	retryLater = 30 * time.Second
-	// maxAttempts fails a sync whose transient failures never end.
-	maxAttempts = 10
+	// DependencyRecheck looks again at a sync whose integration is not
+	// Ready. The integration's watch wakes it as soon as it is; this is
+	// only a safety net.
+	DependencyRecheck = 10 * time.Minute
+	// BatchBusy is the wait of a sync whose integration's batch is in
+	// flight: that batch may take it, or the next one will.
+	BatchBusy = time.Second
+	// DefaultConcurrency is how many integrations' batches run at once
+	// (arXiv's pacing is shared across them).
+	DefaultConcurrency = 4
+	// statusWriters is how many status writes of one batch run at once:
+	// the API server, not arXiv or Notion, sets the drain rate.
+	statusWriters = 8
+	// counterFlush is how often the integrations' counters are written.
+	counterFlush = 5 * time.Second
 )
+
+// Arxiv is the part of the arXiv client the controller uses.
+type Arxiv interface {
+	// Fetch asks for up to arxiv.MaxBatch identifiers in one request.
+	Fetch(ctx context.Context, ids []string) (found map[string]arxiv.Paper, missing []string, err error)
+}
+
+// Notion is the part of the Notion client the controller uses.
+type Notion interface {
+	// UpdatePaper writes a paper into a page.
+	UpdatePaper(ctx context.Context, token, pageID string, p notion.Paper) error
+}
 
 // Reconciler reconciles PaperSyncs.
 type Reconciler struct {
 	client.Client
-	// APIReader reads PaperSyncs from the API server: a batch may have
-	// finished a sync moments ago, and a stale cache would sync it twice.
-	APIReader client.Reader
-	OAuth     *oauth.Engine
-	Notion    *notion.Client
-	Arxiv     *arxiv.Client
-	Recorder  events.EventRecorder
-	Clock     clock.PassiveClock
-	// Sleep waits between in-place retries.
-	Sleep func(context.Context, time.Duration) error
+	OAuth    oauth.TokenSource
+	Notion   Notion
+	Arxiv    Arxiv
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Retries spaces the attempts of a sync whose arXiv or Notion call
+	// failed transiently (outbound.NotionRetries when Base is 0: 1, 2, 4 s).
+	Retries outbound.Schedule
+	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
+	Concurrency int
+
+	locks    sync.Map // integration key → *sync.Mutex: one batch per integration
+	finished sync.Map // PaperSync UID → time finished, until the cache shows it
+	counts   counters
+	wake     chan event.TypedGenericEvent[*v1alpha1.PaperSync]
 }
 
-// SetupWithManager registers the controller. One worker: arXiv allows one
-// request every three seconds anyway, and a batch serves every pending
-// sync of an integration.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// Runner is the reconcile skeleton with PaperSync's phases.
+func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.PaperSync] {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	if r.Sleep == nil {
-		r.Sleep = outbound.Sleep
+	if r.Retries.Base == 0 {
+		r.Retries = outbound.NotionRetries
+	}
+	if r.wake == nil {
+		r.wake = make(chan event.TypedGenericEvent[*v1alpha1.PaperSync], 4*arxiv.MaxBatch)
+	}
+	return &runner.Runner[*v1alpha1.PaperSync]{
+		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
+		New:    func() *v1alpha1.PaperSync { return &v1alpha1.PaperSync{} },
+		Normal: []runner.Phase[*v1alpha1.PaperSync]{r.collect, r.batch},
+	}
+}
+
+// SetupWithManager registers the controller, its wake-ups and the counter
+// flusher.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Concurrency <= 0 {
+		r.Concurrency = DefaultConcurrency
+	}
+	run := r.Runner()
+	r.counts.client = r.Client
+	if err := mgr.Add(&r.counts); err != nil {
+		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.PaperSync{}, builder.WithPredicates(status.SpecOrRequest())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		// An integration turning Ready (or resumed) wakes its waiting syncs:
+		// no polling.
+		Watches(&v1alpha1.NotionIntegration{}, handler.EnqueueRequestsFromMapFunc(r.pendingOf),
+			builder.WithPredicates(readyOrSuspendChanged())).
+		// The members of a batch are woken to be collected after their
+		// retention, or retried when their status write failed.
+		WatchesRawSource(source.Channel(r.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PaperSync]{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
 		Named("papersync").
-		Complete(r)
+		Complete(run)
 }
 
-// Reconcile handles the sync and, in the same arXiv request, every other
-// pending sync of its integration.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := &v1alpha1.PaperSync{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !obj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	if done := obj.Status.CompletedAt; done != nil {
-		return r.collect(ctx, obj)
-	}
-
-	ni := &v1alpha1.NotionIntegration{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.IntegrationRef.Name}, ni); err != nil {
-		if apierrors.IsNotFound(err) {
-			return r.wait(ctx, obj, "integration "+obj.Spec.IntegrationRef.Name+" not found")
-		}
-		return ctrl.Result{}, err
-	}
-	if !status.IsTrue(ni, v1alpha1.ReadyCondition) {
-		return r.wait(ctx, obj, "integration "+ni.Name+" is not Ready")
-	}
-	tok, err := r.OAuth.Ensure(ctx, papers.Provider(ni), types.NamespacedName{Namespace: ni.Namespace, Name: ni.Spec.OAuth.ClientSecretRef.Name},
-		types.NamespacedName{Namespace: ni.Namespace, Name: ni.Spec.OAuth.TokenSecretRef.Name}, ni.Spec.TokenRefresh.RefreshBefore.Duration, false)
-	if err != nil {
-		return r.wait(ctx, obj, "the integration's grant: "+err.Error())
-	}
-	batch, err := r.pending(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	res, err := r.sync(ctx, ni, tok.AccessToken, batch)
-	if obj.Status.CompletedAt != nil && err == nil {
-		// Come back to delete it after the retention.
-		res = ctrl.Result{RequeueAfter: max(ni.Spec.SyncRetention.Duration, time.Second)}
-	}
-	return res, err
-}
-
-// pending lists the integration's unfinished syncs, oldest first, obj
-// included, at most arxiv.MaxBatch.
-func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.PaperSync) ([]*v1alpha1.PaperSync, error) {
-	var list v1alpha1.PaperSyncList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingLabels{papers.IntegrationLabel: obj.Spec.IntegrationRef.Name}); err != nil {
-		return nil, err
-	}
-	batch := []*v1alpha1.PaperSync{obj}
-	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].CreationTimestamp.Before(&list.Items[j].CreationTimestamp) })
-	for i := range list.Items {
-		ps := &list.Items[i]
-		if ps.Name == obj.Name || ps.Status.CompletedAt != nil || !ps.DeletionTimestamp.IsZero() || len(batch) >= arxiv.MaxBatch {
-			continue
-		}
-		batch = append(batch, ps)
-	}
-	return batch, nil
-}
-
-// wait records why the sync cannot proceed and looks again later.
-func (r *Reconciler) wait(ctx context.Context, obj *v1alpha1.PaperSync, why string) (ctrl.Result, error) {
-	p := status.NewPatcher(r.Client, obj)
-	obj.Status.Phase = v1alpha1.SyncPending
-	status.MarkRetrying(obj, v1alpha1.DependencyNotReadyReason, why)
-	return ctrl.Result{RequeueAfter: waitForIntegration}, p.Patch(ctx, obj)
-}
-
-// collect deletes a finished sync once its retention has passed.
-func (r *Reconciler) collect(ctx context.Context, obj *v1alpha1.PaperSync) (ctrl.Result, error) {
-	retention := 24 * time.Hour
-	ni := &v1alpha1.NotionIntegration{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.IntegrationRef.Name}, ni); err == nil {
-		retention = ni.Spec.SyncRetention.Duration
-	}
-	left := obj.Status.CompletedAt.Add(retention).Sub(r.Clock.Now())
-	if left > 0 {
-		return ctrl.Result{RequeueAfter: left}, nil
-	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}))
-}
-
-// sync fetches the batch's papers in one arXiv request and writes each page.
-func (r *Reconciler) sync(ctx context.Context, ni *v1alpha1.NotionIntegration, token string, batch []*v1alpha1.PaperSync) (ctrl.Result, error) {
-	ids := make([]string, 0, len(batch))
-	seen := map[string]bool{}
-	for _, ps := range batch {
-		if !seen[ps.Spec.ArxivID] {
-			seen[ps.Spec.ArxivID] = true
-			ids = append(ids, ps.Spec.ArxivID)
-		}
-	}
-	found, _, err := r.fetchWithRetry(ctx, ids)
-	if err != nil {
-		// A permanent arXiv answer (a malformed id) fails the batch's syncs;
-		// a transient one (503 after the retries, timeouts) waits.
-		return r.finishAll(ctx, ni, batch, err)
-	}
-	var errs []error
-	var res ctrl.Result
-	synced, failed := 0, 0
-	for _, ps := range batch {
-		p := status.NewPatcher(r.Client, ps)
-		ps.Status.Attempts++
-		paper, ok := found[ps.Spec.ArxivID]
-		switch {
-		case !ok:
-			r.fail(ps, v1alpha1.UpstreamRejectedReason, "PaperNotFound", fmt.Sprintf("arXiv has no paper %s", ps.Spec.ArxivID))
-			failed++
-		default:
-			err := r.updatePage(ctx, token, ps, paper)
-			switch {
-			case err == nil:
-				r.succeed(ps, paper)
-				synced++
-			case outbound.IsTransient(err) && ps.Status.Attempts < maxAttempts:
-				ps.Status.Phase, ps.Status.LastError = v1alpha1.SyncPending, err.Error()
-				status.MarkRetrying(ps, v1alpha1.UpstreamUnavailableReason, err.Error())
-				res = ctrl.Result{RequeueAfter: retryLater}
-			default:
-				r.fail(ps, v1alpha1.UpstreamRejectedReason, "PageUpdateFailed", err.Error())
-				failed++
-			}
-		}
-		if err := p.Patch(ctx, ps); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := r.count(ctx, ni, synced, failed); err != nil {
-		errs = append(errs, err)
-	}
-	return res, errors.Join(errs...)
-}
-
-func (r *Reconciler) fetchWithRetry(ctx context.Context, ids []string) (map[string]arxiv.Paper, []string, error) {
-	for attempt := 0; ; attempt++ {
-		found, missing, err := r.Arxiv.Fetch(ctx, ids)
-		if err == nil || !outbound.IsTransient(err) || attempt >= len(retryWaits) {
-			return found, missing, err
-		}
-		if serr := r.Sleep(ctx, retryWaits[attempt]); serr != nil {
-			return nil, nil, serr
-		}
-	}
-}
-
-func (r *Reconciler) updatePage(ctx context.Context, token string, ps *v1alpha1.PaperSync, p arxiv.Paper) error {
-	for attempt := 0; ; attempt++ {
-		err := r.Notion.UpdatePaper(ctx, token, ps.Spec.PageID, notion.Paper{
-			Title: p.Title, Summary: p.Summary, Authors: p.Authors, Year: p.Year(), Link: ps.Spec.Link,
-		})
-		e, ok := outbound.Classify(err)
-		if err == nil || !ok || e.Status != 429 || attempt >= len(retryWaits) {
-			return err
-		}
-		wait := retryWaits[attempt]
-		if e.RetryAfter > wait {
-			wait = e.RetryAfter
-		}
-		if serr := r.Sleep(ctx, wait); serr != nil {
-			return serr
-		}
-	}
-}
-
-// finishAll records an arXiv failure on every sync of the batch.
-func (r *Reconciler) finishAll(ctx context.Context, ni *v1alpha1.NotionIntegration, batch []*v1alpha1.PaperSync, err error) (ctrl.Result, error) {
-	var errs []error
-	failed := 0
-	res := ctrl.Result{}
-	for _, ps := range batch {
-		p := status.NewPatcher(r.Client, ps)
-		ps.Status.Attempts++
-		if outbound.IsTransient(err) && ps.Status.Attempts < maxAttempts {
-			ps.Status.Phase, ps.Status.LastError = v1alpha1.SyncPending, err.Error()
-			status.MarkRetrying(ps, v1alpha1.UpstreamUnavailableReason, err.Error())
-			res = ctrl.Result{RequeueAfter: retryLater}
-		} else {
-			r.fail(ps, v1alpha1.UpstreamRejectedReason, "ArxivFailed", err.Error())
-			failed++
-		}
-		if perr := p.Patch(ctx, ps); perr != nil {
-			errs = append(errs, perr)
-		}
-	}
-	if cerr := r.count(ctx, ni, 0, failed); cerr != nil {
-		errs = append(errs, cerr)
-	}
-	return res, errors.Join(errs...)
-}
-
-func (r *Reconciler) succeed(ps *v1alpha1.PaperSync, p arxiv.Paper) {
-	now := metav1.NewTime(r.Clock.Now())
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncSucceeded, "", &now
-	ps.Status.Title, ps.Status.PublicationYear = notion.Truncate(p.Title), int32(p.Year()) //nolint:gosec // years fit
-	status.MarkReady(ps, v1alpha1.SucceededReason, "page updated with "+ps.Spec.ArxivID)
-	if r.Recorder != nil {
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, "PaperSynced", "Sync", "page %s now holds arXiv %s", ps.Spec.PageID, ps.Spec.ArxivID)
-	}
-}
-
-func (r *Reconciler) fail(ps *v1alpha1.PaperSync, reason, event, msg string) {
-	now := metav1.NewTime(r.Clock.Now())
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncFailed, msg, &now
-	status.MarkStalled(ps, reason, msg)
-	if r.Recorder != nil {
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeWarning, event, "Sync", "%s: %s", ps.Spec.Link, msg)
-	}
-}
-
-// count adds to the integration's counters with a merge patch of just
-// those fields (the integration controller owns the rest of its status).
-func (r *Reconciler) count(ctx context.Context, ni *v1alpha1.NotionIntegration, synced, failed int) error {
-	if synced == 0 && failed == 0 {
+// pendingOf lists an integration's unfinished syncs from the cache.
+func (r *Reconciler) pendingOf(ctx context.Context, o client.Object) []reconcile.Request {
+	ni, ok := o.(*v1alpha1.NotionIntegration)
+	if !ok || ni.Spec.Suspend || !status.IsTrue(ni, v1alpha1.ReadyCondition) {
 		return nil
 	}
-	for range 5 {
-		cur := &v1alpha1.NotionIntegration{}
-		if err := r.Get(ctx, client.ObjectKeyFromObject(ni), cur); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		before := cur.DeepCopy()
-		cur.Status.PapersSynced += int64(synced)
-		cur.Status.SyncFailures += int64(failed)
-		err := r.Status().Patch(ctx, cur, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-		if !apierrors.IsConflict(err) {
-			return err
+	var list v1alpha1.PaperSyncList
+	if err := r.List(ctx, &list, client.InNamespace(ni.Namespace), client.MatchingFields{index.PaperSyncIntegration: ni.Name}); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, ps := range list.Items {
+		if ps.Status.CompletedAt == nil {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}})
 		}
 	}
-	return fmt.Errorf("count syncs of %s: too many conflicts", ni.Name)
+	return reqs
 }
 
-// Backfill creates the PaperSyncs for pages whose Link is set but whose
-// Title or Publication Year is empty (a lost webhook, healed).
-func Backfill(c client.Client, nc *notion.Client) func(ctx context.Context, ni *v1alpha1.NotionIntegration, token string) (int, error) {
-	return func(ctx context.Context, ni *v1alpha1.NotionIntegration, token string) (int, error) {
-		if ni.Status.DatabaseID == "" {
-			return 0, nil
-		}
-		pages, err := nc.PagesMissingMetadata(ctx, token, ni.Status.DatabaseID)
-		if err != nil {
-			return 0, err
-		}
-		created := 0
-		for _, pl := range pages {
-			id, err := arxiv.ParseLink(pl.Link)
-			pageID := papers.NormalizeID(pl.PageID)
-			if err != nil || pageID == "" {
-				continue // not an arXiv link: nothing to fill
+// readyOrSuspendChanged lets through integrations created, resumed, or
+// whose Ready condition changed — not every status write (its counters).
+func readyOrSuspendChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(*v1alpha1.NotionIntegration)
+			n, okNew := e.ObjectNew.(*v1alpha1.NotionIntegration)
+			if !okOld || !okNew {
+				return false
 			}
-			ps := papers.NewSync(ni, pageID, pl.Link, id)
-			switch err := c.Create(ctx, ps); {
-			case err == nil:
-				created++
-			case apierrors.IsAlreadyExists(err):
-				// A sync for this page and paper exists (pending, or failed
-				// and kept for its retention): not again.
-			default:
-				return created, err
-			}
-		}
-		return created, nil
+			return o.Spec.Suspend != n.Spec.Suspend ||
+				meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ReadyCondition) != meta.IsStatusConditionTrue(n.Status.Conditions, v1alpha1.ReadyCondition)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// wakeLater enqueues a PaperSync without blocking; when the channel is
+// full the periodic resync finds it.
+func (r *Reconciler) wakeLater(ps *v1alpha1.PaperSync) {
+	select {
+	case r.wake <- event.TypedGenericEvent[*v1alpha1.PaperSync]{Object: ps}:
+	default:
 	}
 }

@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package oauth
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+// TokenSource is the part of the engine controllers use: a grant, refreshed
+// first when less than margin remains or when force is set. *Engine is
+// the one implementation; unit tests of phase logic use a fake.
+type TokenSource interface {
+	Ensure(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName, margin time.Duration, force bool) (Token, error)
+}
+
+var _ TokenSource = (*Engine)(nil)
+
+// Keys are the Secrets an object's OAuthCredentials name, in its
+// namespace.
+func Keys(namespace string, c v1alpha1.OAuthCredentials) (clientKey, tokenKey types.NamespacedName) {
+	return types.NamespacedName{Namespace: namespace, Name: c.ClientSecretRef.Name},
+		types.NamespacedName{Namespace: namespace, Name: c.TokenSecretRef.Name}
+}
+
+// SecretRecheck is how often an object stalled on a missing Secret looks
+// again: Secrets a person creates are not cached or watched by the
+// manager, so a slow, jittered recheck notices them without a busy loop.
+const SecretRecheck = 2 * time.Minute
+
+// ErrClientIncomplete means the OAuth client Secret lacks a key.
+var ErrClientIncomplete = errors.New("OAuth client Secret is incomplete")
+
+// IsMissingSecret reports a Secret or key a person must create: NotFound,
+// or an incomplete client Secret. Any other error reading a Secret is
+// transient.
+func IsMissingSecret(err error) bool {
+	return apierrors.IsNotFound(err) || errors.Is(err, ErrClientIncomplete)
+}
+
+// Phases are the two phases every OAuth integration runs first: the
+// one-use connect link, and a grant refreshed before it expires. T is the
+// integration's kind.
+type Phases[T runner.Object] struct {
+	Client   client.Client
+	Tokens   TokenSource
+	Recorder events.EventRecorder
+	// Target is the OAuth route's {target} ("notion", "calendar", "sheets").
+	Target string
+	// PublicURL is the webhook server's public base URL, for the link.
+	PublicURL string
+	// Provider, Credentials and RefreshBefore read the object's spec.
+	Provider      func(T) Provider
+	Credentials   func(T) v1alpha1.OAuthCredentials
+	RefreshBefore func(T) time.Duration
+	// ConnectSecretName points at the status field naming the connect
+	// Secret.
+	ConnectSecretName func(T) *string
+	// Granted records a working grant in status (identity, expiry); the
+	// runner requeues at the refresh deadline on its own.
+	Granted func(obj T, tok Token, run *runner.Run)
+}
+
+// Connect keeps the object's connect Secret (a random one-use token, and
+// the link when the public URL is known).
+func (p *Phases[T]) Connect(ctx context.Context, obj T, _ *runner.Run) runner.Outcome {
+	name, err := EnsureConnectSecret(ctx, p.Client, obj, p.Target, p.PublicURL)
+	switch {
+	case errors.Is(err, ErrConnectSecretConflict):
+		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
+	case err != nil:
+		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
+	}
+	*p.ConnectSecretName(obj) = name
+	return runner.Continue()
+}
+
+// Grant makes sure the grant works: refreshed when less than the object's
+// refreshBefore remains, or when a person asked (requested-at). The access
+// token is handed to the later phases in run.Token, never stored.
+func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
+	clientKey, tokenKey := Keys(obj.GetNamespace(), p.Credentials(obj))
+	margin := p.RefreshBefore(obj)
+	tok, err := p.Tokens.Ensure(ctx, p.Provider(obj), clientKey, tokenKey, margin, run.Requested)
+	switch {
+	case errors.Is(err, ErrReauthRequired):
+		// The Secret is kept (seed 000 §3.7.6); a person connects again and
+		// the callback's new grant reconciles this object.
+		status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
+		if c := status.Get(obj, v1alpha1.StalledCondition); p.Recorder != nil && (c == nil || c.Reason != v1alpha1.ReauthRequiredReason) {
+			p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Refresh", "connect again: %s", err.Error())
+		}
+		return runner.Stall(v1alpha1.ReauthRequiredReason, err)
+	case IsMissingSecret(err):
+		return runner.Stall(v1alpha1.SecretNotFoundReason, err).RecheckAfter(SecretRecheck)
+	case err != nil:
+		return runner.Transient(v1alpha1.TokenRefreshFailedReason, err)
+	}
+	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the grant works")
+	run.Token = tok.AccessToken
+	if !tok.Expiry.IsZero() {
+		run.RequeueAt(tok.Expiry.Add(-margin))
+	}
+	if p.Granted != nil {
+		p.Granted(obj, tok, run)
+	}
+	return runner.Continue()
+}
