@@ -1,0 +1,311 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// The runner is generic; SlideStock is a convenient kind to drive it
+// with, on a real API server, by calling Reconcile directly (no manager,
+// no waiting).
+
+type phaseLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (p *phaseLog) phase(name string, out func() runner.Outcome) runner.Phase[*v1alpha1.SlideStock] {
+	return func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome {
+		p.mu.Lock()
+		p.calls = append(p.calls, name)
+		p.mu.Unlock()
+		return out()
+	}
+}
+
+func newStock(t *testing.T, suspend bool) types.NamespacedName {
+	t.Helper()
+	ns, err := env.Namespace("runner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "deck", Namespace: ns},
+		Spec: v1alpha1.SlideStockSpec{URL: "https://speakerdeck.com/jnunemaker/atom", Suspend: suspend}}
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return client.ObjectKeyFromObject(s)
+}
+
+func get(t *testing.T, key types.NamespacedName) *v1alpha1.SlideStock {
+	t.Helper()
+	s := &v1alpha1.SlideStock{}
+	if err := env.Client.Get(context.Background(), key, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newRunner(clk *clocktesting.FakePassiveClock, normal ...runner.Phase[*v1alpha1.SlideStock]) *runner.Runner[*v1alpha1.SlideStock] {
+	return &runner.Runner[*v1alpha1.SlideStock]{
+		Client: env.Client, Clock: clk,
+		New:       func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
+		Suspended: func(s *v1alpha1.SlideStock) bool { return s.Spec.Suspend },
+		Normal:    normal,
+	}
+}
+
+// logged captures what the runner logs.
+func logged() (context.Context, *bytes.Buffer) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	l := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		buf.WriteString(args + "\n")
+	}, funcr.Options{})
+	return log.IntoContext(context.Background(), logr.Logger(l).WithValues("slidestock", "ns/deck")), &buf
+}
+
+func TestPhasesRunInOrderAndTheNextDeadlineIsJittered(t *testing.T) {
+	key := newStock(t, false)
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	var pl phaseLog
+	r := newRunner(clk,
+		pl.phase("first", runner.Continue),
+		func(_ context.Context, s *v1alpha1.SlideStock, run *runner.Run) runner.Outcome {
+			pl.phase("second", runner.Continue)(nil, s, run)
+			run.RequeueAt(clk.Now().Add(time.Hour))
+			run.RequeueAt(clk.Now().Add(10 * time.Minute))
+			status.MarkReady(s, v1alpha1.SucceededReason, "ok")
+			return runner.Continue()
+		})
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(pl.calls, ",") != "first,second" {
+		t.Fatalf("phases ran %v", pl.calls)
+	}
+	if res.RequeueAfter < 9*time.Minute || res.RequeueAfter > 11*time.Minute {
+		t.Fatalf("requeue after %v, want the earliest deadline (10m) ±10%%", res.RequeueAfter)
+	}
+	s := get(t, key)
+	if !status.IsTrue(s, v1alpha1.ReadyCondition) || s.Status.ObservedGeneration != s.Generation {
+		t.Fatalf("status %+v", s.Status)
+	}
+}
+
+func TestOutcomesBecomeStatusRequeuesAndOneLogLine(t *testing.T) {
+	boom := &outbound.Error{Upstream: "speakerdeck", Class: outbound.Transient, Status: 503, Reason: "HTTP 503"}
+	throttled := &outbound.Error{Upstream: "speakerdeck", Class: outbound.Transient, Status: 429, Reason: "HTTP 429", RetryAfter: 30 * time.Second}
+	for _, tc := range []struct {
+		name      string
+		out       runner.Outcome
+		reason    string
+		stalled   bool
+		min, max  time.Duration
+		wantError bool
+	}{
+		{name: "a stall marks Stalled and does not requeue", out: runner.Stall(v1alpha1.InvalidSpecReason, errors.New("bad spec")),
+			reason: v1alpha1.InvalidSpecReason, stalled: true},
+		{name: "a stall on a Secret nobody watches rechecks slowly", out: runner.Stall(v1alpha1.SecretNotFoundReason, errors.New("no Secret")).RecheckAfter(2 * time.Minute),
+			reason: v1alpha1.SecretNotFoundReason, stalled: true, min: 108 * time.Second, max: 132 * time.Second},
+		{name: "a transient failure requeues on the schedule", out: runner.Transient(v1alpha1.UpstreamUnavailableReason, boom),
+			reason: v1alpha1.UpstreamUnavailableReason, min: 900 * time.Millisecond, max: 1100 * time.Millisecond},
+		{name: "a transient failure honours Retry-After", out: runner.Transient(v1alpha1.UpstreamUnavailableReason, throttled),
+			reason: v1alpha1.UpstreamUnavailableReason, min: 30 * time.Second, max: 30 * time.Second},
+		{name: "a retry requeues when the phase says", out: runner.Retry(v1alpha1.UpstreamUnavailableReason, boom, 4*time.Second),
+			reason: v1alpha1.UpstreamUnavailableReason, min: 4 * time.Second, max: 4 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := newStock(t, false)
+			clk := clocktesting.NewFakePassiveClock(time.Now())
+			r := newRunner(clk, func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return tc.out })
+			ctx, buf := logged()
+			for range 3 {
+				res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.RequeueAfter < tc.min || res.RequeueAfter > tc.max {
+					t.Fatalf("requeue after %v, want %v..%v", res.RequeueAfter, tc.min, tc.max)
+				}
+				if tc.out.Kind() == "transient" {
+					break // the next one backs off further
+				}
+			}
+			s := get(t, key)
+			ready := status.Get(s, v1alpha1.ReadyCondition)
+			if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != tc.reason || ready.Message != tc.out.Err().Error() {
+				t.Fatalf("Ready %+v", ready)
+			}
+			if got := status.IsTrue(s, v1alpha1.StalledCondition); got != tc.stalled {
+				t.Fatalf("Stalled %v, want %v", got, tc.stalled)
+			}
+			if got := status.IsTrue(s, v1alpha1.ReconcilingCondition); got == tc.stalled {
+				t.Fatalf("Reconciling %v, want %v", got, !tc.stalled)
+			}
+			if n := strings.Count(buf.String(), `"msg"="reconcile failed"`); n != 1 || !strings.Contains(buf.String(), tc.reason) || !strings.Contains(buf.String(), "ns/deck") {
+				t.Fatalf("logged %d failures, want 1 with the key and reason:\n%s", n, buf.String())
+			}
+		})
+	}
+}
+
+func TestTransientFailuresBackOffAndSuccessResetsThem(t *testing.T) {
+	key := newStock(t, false)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	fail := true
+	r := newRunner(clk, func(_ context.Context, s *v1alpha1.SlideStock, _ *runner.Run) runner.Outcome {
+		if fail {
+			return runner.Transient(v1alpha1.UpstreamUnavailableReason, errors.New("down"))
+		}
+		status.MarkReady(s, v1alpha1.SucceededReason, "ok")
+		return runner.Continue()
+	})
+	r.Transient = outbound.Schedule{Base: time.Second, Max: 5 * time.Minute}
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
+		res, _ := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+		if res.RequeueAfter != want {
+			t.Fatalf("failure %d requeued after %v, want %v", i+1, res.RequeueAfter, want)
+		}
+	}
+	fail = false
+	if res, _ := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); res.RequeueAfter != 0 {
+		t.Fatalf("success requeued after %v", res.RequeueAfter)
+	}
+	fail = true
+	if res, _ := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); res.RequeueAfter != time.Second {
+		t.Fatalf("a failure after a success requeued after %v, want the schedule's start", res.RequeueAfter)
+	}
+}
+
+func TestSuspendRunsNoPhaseAndSaysSo(t *testing.T) {
+	key := newStock(t, true)
+	var pl phaseLog
+	r := newRunner(clocktesting.NewFakePassiveClock(time.Now()), pl.phase("normal", runner.Continue))
+	r.Suspend = []runner.Phase[*v1alpha1.SlideStock]{pl.phase("release", runner.Continue)}
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if strings.Join(pl.calls, ",") != "release" {
+		t.Fatalf("phases %v, want only the suspend phases", pl.calls)
+	}
+	s := get(t, key)
+	c := status.Get(s, v1alpha1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.SuspendedReason || s.Status.ObservedGeneration != s.Generation {
+		t.Fatalf("Ready %+v, observed %d of %d", c, s.Status.ObservedGeneration, s.Generation)
+	}
+}
+
+func TestRequestedAtIsAcknowledgedOnce(t *testing.T) {
+	key := newStock(t, false)
+	s := get(t, key)
+	s.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "now"}
+	if err := env.Client.Update(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	var seen []bool
+	r := newRunner(clocktesting.NewFakePassiveClock(time.Now()), func(_ context.Context, _ *v1alpha1.SlideStock, run *runner.Run) runner.Outcome {
+		seen = append(seen, run.Requested)
+		return runner.Done()
+	})
+	for range 2 {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != 2 || !seen[0] || seen[1] || get(t, key).Status.LastHandledRequestedAt != "now" {
+		t.Fatalf("requested %v, handled %q", seen, get(t, key).Status.LastHandledRequestedAt)
+	}
+}
+
+func TestTheFinalizerIsReleasedOrGivenUpAfterABound(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		release     runner.Outcome
+		after       time.Duration
+		wantDeleted bool
+	}{
+		{"a release that completes removes the finalizer", runner.Continue(), 0, true},
+		{"a release that fails keeps it before the bound", runner.Transient(v1alpha1.UpstreamUnavailableReason, errors.New("down")), time.Minute, false},
+		{"a release whose credentials are gone gives up after the bound", runner.Stall(v1alpha1.SecretNotFoundReason, errors.New("no Secret")), 11 * time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := newStock(t, false)
+			clk := clocktesting.NewFakePassiveClock(time.Now())
+			released := 0
+			r := newRunner(clk, func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return runner.Done() })
+			r.Delete = []runner.Phase[*v1alpha1.SlideStock]{func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome {
+				released++
+				return tc.release
+			}}
+			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+				t.Fatal(err)
+			}
+			if !controllerutil.ContainsFinalizer(get(t, key), v1alpha1.Finalizer) {
+				t.Fatal("no finalizer was added")
+			}
+			if err := env.Client.Delete(ctx, get(t, key)); err != nil {
+				t.Fatal(err)
+			}
+			clk.SetTime(get(t, key).DeletionTimestamp.Add(tc.after))
+			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &v1alpha1.SlideStock{}
+			err = env.Client.Get(ctx, key, s)
+			if deleted := client.IgnoreNotFound(err) == nil && err != nil; deleted != tc.wantDeleted || released != 1 {
+				t.Fatalf("deleted %v (%v), released %d times; want deleted %v", deleted, err, released, tc.wantDeleted)
+			}
+			if !tc.wantDeleted && (res.RequeueAfter <= 0 || res.RequeueAfter > runner.DefaultDeleteGiveUp) {
+				t.Fatalf("requeue after %v, want a retry before the give-up", res.RequeueAfter)
+			}
+		})
+	}
+}
