@@ -48,15 +48,22 @@ const (
 // SlideStockSpec is a slide deck a person wants to keep with its embed
 // metadata.
 type SlideStockSpec struct {
+	// The CEL rule on url is internal/slides' grammar, rendered by
+	// slides.AdmissionRule (backslashes doubled here): the API server admits
+	// exactly the URLs the controller's parser accepts. Change the grammar
+	// there and paste the rule back; TestCRDRuleIsTheGrammar fails while
+	// they differ.
+
 	// URL of the presentation as copied from the browser: a SpeakerDeck deck
 	// (https://speakerdeck.com/{user}/{slug}), a Docswell slide
 	// (https://www.docswell.com/s/{user}/{slideId}) or a Google Slides
 	// presentation (https://docs.google.com/presentation/d/{id}/...).
 	// Query strings, fragments and trailing slashes are accepted and
-	// dropped from the canonical URL. Changing it starts the fetch over.
+	// dropped from the canonical URL; the scheme and host are read without
+	// case (RFC 3986). Changing it starts the fetch over.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://(www\\\\.)?speakerdeck\\\\.com/[^/?#]+/[^/?#]+') || self.matches('^https?://(www\\\\.)?docswell\\\\.com/s/[^/?#]+/[^/?#]+') || self.matches('^https?://docs\\\\.google\\\\.com/presentation/(u/[0-9]+/)?d/(e/)?[A-Za-z0-9_-]{20,}')",message="url must be a presentation on SpeakerDeck (https://speakerdeck.com/{user}/{slug}), Docswell (https://www.docswell.com/s/{user}/{slideId}) or Google Slides (https://docs.google.com/presentation/d/{id})"
+	// +kubebuilder:validation:XValidation:rule="(self.trim().lowerAscii().matches(r'^https?://(www\\.)?speakerdeck\\.com(:(80|443))?/') && self.trim().matches(r'^[A-Za-z]+://[^/?#]+/+([A-Za-z0-9][A-Za-z0-9_.-]*)/+([A-Za-z0-9][A-Za-z0-9_.-]*)/*([?#][^[:cntrl:]]*)?$') && !self.trim().lowerAscii().matches(r'^https?://(www\\.)?speakerdeck\\.com(:(80|443))?/+(player|embed|c|signin|signup|login|logout|search|features|pro|faq|terms|privacy|assets|oembed\\.json|oembed|account|new|users|categories|about|help)/')) || (self.trim().lowerAscii().matches(r'^https?://(www\\.)?docswell\\.com(:(80|443))?/') && self.trim().matches(r'^[A-Za-z]+://[^/?#]+/+s/+([A-Za-z0-9_-]+)/+([A-Za-z0-9]+)(-[^/?#[:cntrl:]]*)?/*([?#][^[:cntrl:]]*)?$')) || (self.trim().lowerAscii().matches(r'^https?://docs\\.google\\.com(:(80|443))?/') && self.trim().matches(r'^[A-Za-z]+://[^/?#]+/+presentation(/+u/+[0-9]+)?/+d/+(e/+)?([A-Za-z0-9_-]{20,})([/?#][^[:cntrl:]]*)?$'))",message="url must be a presentation on SpeakerDeck (https://speakerdeck.com/{user}/{slug}), Docswell (https://www.docswell.com/s/{user}/{slideId}) or Google Slides (https://docs.google.com/presentation/d/{id})"
 	// +required
 	URL string `json:"url"`
 

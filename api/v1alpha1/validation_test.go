@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/slides"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -193,6 +195,99 @@ func TestSlideStockRejects(t *testing.T) {
 		{"a memo over 4096 characters", []func(map[string]any){set("spec.memo", strings.Repeat("m", 4097))},
 			"spec.memo: Too long"},
 	})
+}
+
+// The API server and the controller's parser read spec.url with one
+// grammar (internal/slides): every URL the parser accepts is admitted,
+// every URL it refuses is refused with the rule's message, and so are
+// variants of them (case, ports, white space, slashes) the tables do not
+// list.
+func TestSlideStockAdmitsEveryURLTheParserAccepts(t *testing.T) {
+	ns := namespace(t)
+	for _, e := range slides.AcceptedExamples() {
+		t.Run(e.URL, func(t *testing.T) {
+			if err := createStock(ns, e.URL, false); err != nil {
+				t.Fatalf("the parser accepts %q (canonical %s), the API server refuses it: %v", e.URL, e.Canonical, err)
+			}
+		})
+	}
+}
+
+func TestSlideStockRefusesEveryURLTheParserRefuses(t *testing.T) {
+	ns := namespace(t)
+	for _, e := range slides.RefusedExamples() {
+		t.Run(e.URL, func(t *testing.T) {
+			// Length and emptiness are the schema's to refuse, before CEL.
+			want := slides.AdmissionMessage
+			switch {
+			case e.URL == "":
+				want = "spec.url in body should be at least 1 chars long"
+			case utf8.RuneCountInString(e.URL) > slides.MaxURLLength:
+				want = "spec.url: Too long"
+			}
+			err := createStock(ns, e.URL, true)
+			if err == nil {
+				t.Fatalf("admitted; the parser refuses it (%s)", e.Reason)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("refused with\n  %v\nwant a message containing\n  %q", err, want)
+			}
+		})
+	}
+}
+
+func TestSlideStockAdmissionAgreesWithTheParserOnVariants(t *testing.T) {
+	ns := namespace(t)
+	checked := 0
+	for _, e := range slides.AcceptedExamples() {
+		for _, v := range urlVariants(e.URL) {
+			_, perr := slides.Parse(v)
+			aerr := createStock(ns, v, true)
+			if (perr == nil) != (aerr == nil) {
+				t.Errorf("%q: parser says %v, API server says %v", v, perr, aerr)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d variants, admission and parser agree on each", checked)
+}
+
+// urlVariants rewrites u in the ways people and tools do.
+func urlVariants(u string) []string {
+	out := []string{" \t" + u + "\n ", strings.ToUpper(u), u + "?q=1#f", u + "#\x01", u + "/extra/segments"}
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(u), "://")
+	if !ok {
+		return out
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	for _, v := range []struct{ scheme, host, path string }{
+		{strings.ToUpper(scheme), strings.ToUpper(host), path},
+		{scheme, host + ":443", path},
+		{scheme, host + ":8443", path},
+		{scheme, host + ".", path},
+		{scheme, "x@" + host, path},
+		{scheme, "www." + host, path},
+		{scheme, host, "/" + strings.ReplaceAll(path, "/", "//")},
+		{"ftp", host, path},
+		{scheme, strings.Replace(host, "k", "\u212a", 1), path},
+	} {
+		out = append(out, v.scheme+"://"+v.host+"/"+v.path)
+	}
+	return out
+}
+
+// createStock creates (or only tries, with dryRun) a SlideStock with url.
+func createStock(ns, url string, dryRun bool) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "SlideStock",
+		"metadata": map[string]any{"generateName": "stock-", "namespace": ns},
+		"spec":     map[string]any{"url": url},
+	}}
+	var opts []client.CreateOption
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	return env.Client.Create(context.Background(), u, opts...)
 }
 
 func TestNotionIntegrationRejects(t *testing.T) {

@@ -25,7 +25,9 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
@@ -47,70 +49,68 @@ type Ref struct {
 // what to copy instead.
 var ErrNotPresentation = errors.New("not a presentation URL")
 
-// MaxURLLength bounds the input, as the CRD does.
+// MaxURLLength bounds the input in characters, as the CRD's maxLength
+// does (it counts characters, not bytes, and before trimming).
 const MaxURLLength = 2048
 
 func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotPresentation, fmt.Sprintf(format, args...))
 }
 
-var (
-	// SpeakerDeck account names and deck slugs.
-	speakerDeckName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	// Docswell: the slide id leads the last segment, optionally followed by
-	// "-" and a title slug: /s/takai/59VDWM-windows-server-2025.
-	docswellSlide = regexp.MustCompile(`^([A-Za-z0-9]+)(?:-.*)?$`)
-	docswellUser  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	// Google file ids are long URL-safe base64 strings.
-	googleID = regexp.MustCompile(`^[A-Za-z0-9_-]{20,}$`)
-)
-
-// speakerDeckReserved are first path segments that are SpeakerDeck's own
-// pages, not accounts.
-var speakerDeckReserved = map[string]bool{
-	"player": true, "embed": true, "c": true, "signin": true, "signup": true, "login": true,
-	"logout": true, "search": true, "features": true, "pro": true, "faq": true, "terms": true,
-	"privacy": true, "assets": true, "oembed.json": true, "oembed": true, "account": true,
-	"new": true, "users": true, "categories": true, "about": true, "help": true,
-}
-
-// Parse recognises a presentation URL.
+// Parse recognises a presentation URL. Whether it is accepted is decided by
+// the grammar in grammar.go, which the API server also runs at admission,
+// so a SlideStock that was admitted always parses; why a URL is refused is
+// worked out afterwards, for the message.
 func Parse(raw string) (Ref, error) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return Ref{}, refuse("the URL is empty")
-	}
-	if len(raw) > MaxURLLength {
+	if utf8.RuneCountInString(raw) > MaxURLLength {
 		return Ref{}, refuse("the URL is longer than %d characters", MaxURLLength)
 	}
-	u, err := url.Parse(raw)
+	if ref, ok := match(raw); ok {
+		return ref, nil
+	}
+	return Ref{}, explain(strings.TrimSpace(raw))
+}
+
+var (
+	speakerDeckName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	docswellSlide   = regexp.MustCompile(`^[A-Za-z0-9]+(?:-.*)?$`)
+	docswellUser    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	googleID        = regexp.MustCompile(`^[A-Za-z0-9_-]{20,}$`)
+)
+
+// explain says why the grammar refused s: what is wrong and what to copy
+// instead. It never accepts; where it finds nothing specific it names the
+// form the site's URLs have.
+func explain(s string) error {
+	if s == "" {
+		return refuse("the URL is empty")
+	}
+	u, err := url.Parse(s)
 	if err != nil {
-		return Ref{}, refuse("the URL cannot be parsed")
+		return refuse("the URL cannot be parsed")
 	}
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
-		return Ref{}, refuse("only http and https URLs are accepted")
+		return refuse("only http and https URLs are accepted")
 	}
 	if u.User != nil {
-		return Ref{}, refuse("the URL must not carry a user name or password")
+		return refuse("the URL must not carry a user name or password")
 	}
-	if p := u.Port(); p != "" && p != "80" && p != "443" {
-		return Ref{}, refuse("the URL must not name a port")
+	if _, port, found := strings.Cut(u.Host, ":"); found && port != "80" && port != "443" {
+		return refuse("the URL must not name a port")
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	segs := segments(u.EscapedPath())
-
-	switch host {
+	switch host := lowerASCII(u.Hostname()); host {
 	case "speakerdeck.com", "www.speakerdeck.com":
-		return speakerDeck(segs)
+		return explainSpeakerDeck(segs)
 	case "docswell.com", "www.docswell.com":
-		return docswell(segs)
+		return explainDocswell(segs)
 	case "docs.google.com":
-		return googleSlides(segs)
+		return explainGoogleSlides(segs)
 	case "drive.google.com":
-		return Ref{}, refuse("a file in Google Drive is not a Google Slides presentation; open it in Google Slides and copy that address")
+		return refuse("a file in Google Drive is not a Google Slides presentation; open it in Google Slides and copy that address")
 	default:
-		return Ref{}, refuse("accepted URLs are SpeakerDeck (https://speakerdeck.com/{user}/{slug}), Docswell (https://www.docswell.com/s/{user}/{slideId}) and Google Slides (https://docs.google.com/presentation/d/{id}); %q is none of these", host)
+		return refuse("accepted URLs are SpeakerDeck (https://speakerdeck.com/{user}/{slug}), Docswell (https://www.docswell.com/s/{user}/{slideId}) and Google Slides (https://docs.google.com/presentation/d/{id}); %q is none of these", host)
 	}
 }
 
@@ -126,91 +126,63 @@ func segments(escaped string) []string {
 	return out
 }
 
-func speakerDeck(segs []string) (Ref, error) {
+func explainSpeakerDeck(segs []string) error {
 	switch {
 	case len(segs) == 0:
-		return Ref{}, refuse("the SpeakerDeck home page is not a deck")
-	case segs[0] == "player" || segs[0] == "embed":
-		return Ref{}, refuse("a SpeakerDeck player URL has no owner or slug; open the deck on speakerdeck.com and copy the address of its page")
-	case speakerDeckReserved[strings.ToLower(segs[0])]:
-		return Ref{}, refuse("https://speakerdeck.com/%s/… is a SpeakerDeck page, not a deck", segs[0])
+		return refuse("the SpeakerDeck home page is not a deck")
+	case strings.EqualFold(segs[0], "player") || strings.EqualFold(segs[0], "embed"):
+		return refuse("a SpeakerDeck player URL has no owner or slug; open the deck on speakerdeck.com and copy the address of its page")
+	case slices.Contains(speakerDeckReservedNames, lowerASCII(segs[0])):
+		return refuse("https://speakerdeck.com/%s/… is a SpeakerDeck page, not a deck", segs[0])
 	case len(segs) == 1:
-		return Ref{}, refuse("https://speakerdeck.com/%s is a SpeakerDeck profile; open one of its decks and copy that address", segs[0])
+		return refuse("https://speakerdeck.com/%s is a SpeakerDeck profile; open one of its decks and copy that address", segs[0])
 	case len(segs) > 2:
-		return Ref{}, refuse("a SpeakerDeck deck URL has two path segments, /{user}/{slug}")
+		return refuse("a SpeakerDeck deck URL has two path segments, /{user}/{slug}")
+	case !speakerDeckName.MatchString(segs[0]) || !speakerDeckName.MatchString(segs[1]):
+		return refuse("SpeakerDeck user names and deck slugs are letters, digits, '-', '_' and '.'")
 	}
-	user, slug := segs[0], segs[1]
-	if !speakerDeckName.MatchString(user) || !speakerDeckName.MatchString(slug) {
-		return Ref{}, refuse("SpeakerDeck user names and deck slugs are letters, digits, '-', '_' and '.'")
-	}
-	return Ref{
-		Provider:     v1alpha1.ProviderSpeakerDeck,
-		CanonicalURL: "https://speakerdeck.com/" + user + "/" + slug,
-		User:         user, ID: slug,
-	}, nil
+	return refuse("a SpeakerDeck deck URL looks like https://speakerdeck.com/{user}/{slug}")
 }
 
-func docswell(segs []string) (Ref, error) {
-	if len(segs) >= 2 && segs[0] == "slide" {
-		return Ref{}, refuse("a Docswell embed URL does not name the owner; open the slide on docswell.com and copy the address of its page (https://www.docswell.com/s/{user}/{slideId})")
+func explainDocswell(segs []string) error {
+	switch {
+	case len(segs) >= 2 && segs[0] == "slide":
+		return refuse("a Docswell embed URL does not name the owner; open the slide on docswell.com and copy the address of its page (https://www.docswell.com/s/{user}/{slideId})")
+	case len(segs) == 0 || segs[0] != "s":
+		return refuse("a Docswell slide URL looks like https://www.docswell.com/s/{user}/{slideId}")
+	case len(segs) == 2:
+		return refuse("https://www.docswell.com/s/%s is a Docswell profile; open one of its slides and copy that address", segs[1])
+	case len(segs) != 3:
+		return refuse("a Docswell slide URL has the form /s/{user}/{slideId}")
+	case !docswellUser.MatchString(segs[1]) || !docswellSlide.MatchString(segs[2]):
+		return refuse("a Docswell slide URL has the form /s/{user}/{slideId}, the id in letters and digits")
 	}
-	if len(segs) == 0 || segs[0] != "s" {
-		return Ref{}, refuse("a Docswell slide URL looks like https://www.docswell.com/s/{user}/{slideId}")
-	}
-	if len(segs) != 3 {
-		if len(segs) == 2 {
-			return Ref{}, refuse("https://www.docswell.com/s/%s is a Docswell profile; open one of its slides and copy that address", segs[1])
-		}
-		return Ref{}, refuse("a Docswell slide URL has the form /s/{user}/{slideId}")
-	}
-	user := segs[1]
-	m := docswellSlide.FindStringSubmatch(segs[2])
-	if !docswellUser.MatchString(user) || m == nil {
-		return Ref{}, refuse("a Docswell slide URL has the form /s/{user}/{slideId}, the id in letters and digits")
-	}
-	return Ref{
-		Provider:     v1alpha1.ProviderDocswell,
-		CanonicalURL: "https://www.docswell.com/s/" + user + "/" + m[1],
-		User:         user, ID: m[1],
-	}, nil
+	return refuse("a Docswell slide URL looks like https://www.docswell.com/s/{user}/{slideId}")
 }
 
-func googleSlides(segs []string) (Ref, error) {
+func explainGoogleSlides(segs []string) error {
 	if len(segs) == 0 {
-		return Ref{}, refuse("the Google Docs home page is not a presentation")
+		return refuse("the Google Docs home page is not a presentation")
 	}
 	switch segs[0] {
 	case "presentation":
 	case "document", "spreadsheets", "forms", "drawings":
-		return Ref{}, refuse("a Google %s is not a presentation", strings.TrimSuffix(segs[0], "s"))
+		return refuse("a Google %s is not a presentation", strings.TrimSuffix(segs[0], "s"))
 	default:
-		return Ref{}, refuse("a Google Slides URL looks like https://docs.google.com/presentation/d/{id}")
+		return refuse("a Google Slides URL looks like https://docs.google.com/presentation/d/{id}")
 	}
 	rest := segs[1:]
 	// Account switcher: /presentation/u/0/d/{id}.
 	if len(rest) >= 2 && rest[0] == "u" {
 		rest = rest[2:]
 	}
-	if len(rest) < 2 || rest[0] != "d" {
-		return Ref{}, refuse("a Google Slides URL names its presentation: https://docs.google.com/presentation/d/{id}")
+	switch {
+	case len(rest) < 2 || rest[0] != "d":
+		return refuse("a Google Slides URL names its presentation: https://docs.google.com/presentation/d/{id}")
+	case rest[1] == "e" && (len(rest) < 3 || !googleID.MatchString(rest[2])):
+		return refuse("a published Google Slides URL looks like https://docs.google.com/presentation/d/e/{id}/pub")
+	case rest[1] != "e" && !googleID.MatchString(rest[1]):
+		return refuse("%q is not a Google Slides presentation id", rest[1])
 	}
-	// Published to the web: /presentation/d/e/{publishedId}/pub.
-	if rest[1] == "e" {
-		if len(rest) < 3 || !googleID.MatchString(rest[2]) {
-			return Ref{}, refuse("a published Google Slides URL looks like https://docs.google.com/presentation/d/e/{id}/pub")
-		}
-		return Ref{
-			Provider:     v1alpha1.ProviderGoogleSlides,
-			CanonicalURL: "https://docs.google.com/presentation/d/e/" + rest[2],
-			ID:           "e/" + rest[2],
-		}, nil
-	}
-	if !googleID.MatchString(rest[1]) {
-		return Ref{}, refuse("%q is not a Google Slides presentation id", rest[1])
-	}
-	return Ref{
-		Provider:     v1alpha1.ProviderGoogleSlides,
-		CanonicalURL: "https://docs.google.com/presentation/d/" + rest[1],
-		ID:           rest[1],
-	}, nil
+	return refuse("a Google Slides URL looks like https://docs.google.com/presentation/d/{id}, optionally behind /u/{number}")
 }
