@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package oauth_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+)
+
+// owner is any object the connect Secret can belong to; a ConfigMap keeps
+// these tests free of any one integration.
+func owner(t *testing.T) *corev1.ConfigMap {
+	t.Helper()
+	ns, err := env.Namespace("connect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "research", Namespace: ns}}
+	if err := env.Client.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+func connectSecret(t *testing.T, o *corev1.ConfigMap) *corev1.Secret {
+	t.Helper()
+	sec := &corev1.Secret{}
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: o.Namespace, Name: "research-oauth-connect"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	return sec
+}
+
+func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
+	ctx := context.Background()
+	o := owner(t)
+	name, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/")
+	if err != nil || name != "research-oauth-connect" {
+		t.Fatalf("got %q, %v", name, err)
+	}
+	sec := connectSecret(t, o)
+	if !metav1.IsControlledBy(sec, o) || sec.Labels[v1alpha1.ManagedByLabel] != v1alpha1.ManagedByValue {
+		t.Fatalf("owner %v, labels %v", sec.OwnerReferences, sec.Labels)
+	}
+	token := string(sec.Data[oauth.ConnectTokenKey])
+	if b, err := base64.RawURLEncoding.DecodeString(token); err != nil || len(b) != 32 {
+		t.Fatalf("token is not 32 random bytes: %d %v", len(b), err)
+	}
+	u, err := url.Parse(string(sec.Data[oauth.ConnectURLKey]))
+	if err != nil || u.Scheme+"://"+u.Host+u.Path != "https://hooks.example.com/oauth/notion/connect" ||
+		u.Query().Get("namespace") != o.Namespace || u.Query().Get("name") != "research" || u.Query().Get("token") != token {
+		t.Fatalf("url %s", sec.Data[oauth.ConnectURLKey])
+	}
+
+	// Nothing changed: nothing written.
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/"); err != nil {
+		t.Fatal(err)
+	}
+	if again := connectSecret(t, o); again.ResourceVersion != sec.ResourceVersion {
+		t.Fatal("an unchanged connect Secret was written again")
+	}
+
+	// A new public URL rewrites the link and keeps the token.
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://other.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	moved := connectSecret(t, o)
+	if string(moved.Data[oauth.ConnectTokenKey]) != token || string(moved.Data[oauth.ConnectURLKey]) != oauth.ConnectURL("https://other.example.com", "notion", o.Namespace, "research", token) {
+		t.Fatalf("after a new public URL: %s", moved.Data[oauth.ConnectURLKey])
+	}
+
+	// Deleted (the callback's rotation): the next call mints another token.
+	if err := env.Client.Delete(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", ""); err != nil {
+		t.Fatal(err)
+	}
+	fresh := connectSecret(t, o)
+	if string(fresh.Data[oauth.ConnectTokenKey]) == token || fresh.Data[oauth.ConnectURLKey] != nil {
+		t.Fatal("a rotated token came back, or a link was written without a public URL")
+	}
+}
+
+func TestEnsureConnectSecretRefusesASecretItDoesNotOwn(t *testing.T) {
+	ctx := context.Background()
+	o := owner(t)
+	mine := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "research-oauth-connect", Namespace: o.Namespace},
+		StringData: map[string]string{"token": "chosen-by-someone-else"}}
+	if err := env.Client.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com"); !errors.Is(err, oauth.ErrConnectSecretConflict) {
+		t.Fatalf("got %v, want ErrConnectSecretConflict", err)
+	}
+	if sec := connectSecret(t, o); string(sec.Data["token"]) != "chosen-by-someone-else" || len(sec.OwnerReferences) != 0 {
+		t.Fatal("the person's Secret was changed")
+	}
+}
