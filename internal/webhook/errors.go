@@ -135,8 +135,13 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
-	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	retryAfter := e.RetryAfter
+	if retryAfter <= 0 && e.Status == http.StatusServiceUnavailable {
+		// Every 503 tells the sender when to come back (issue 7 §1.6).
+		retryAfter = retryAfterSeconds(DefaultRetryAfter)
+	}
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	code := e.Code
 	if code == "" {

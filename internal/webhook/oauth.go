@@ -18,17 +18,20 @@ package webhook
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"net/url"
-	"time"
+	"sort"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,227 +39,358 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
-// StateTTL is how long a connect link's state is valid (seed 000 §3.1.1:
-// 10 minutes).
-const StateTTL = 10 * time.Minute
+// The oauth route family connects a resource to a provider:
+//
+//	GET /oauth/{target}/connect?namespace=…&name=…&token=…  → 302 to the consent page
+//	GET /oauth/{target}/callback?code=…&state=…            → the grant in the token Secret
+//
+// It knows no integration: each route family registers its target
+// (RegisterOAuthTarget) with the provider, how to read the resource, and
+// the page shown once connected.
 
-// successPageWait bounds how long the success page waits for the
-// database to appear in the integration's status.
-const successPageWait = 5 * time.Second
-
-// stateLabel marks the Secrets that hold OAuth states.
-const stateLabel = "switchboard.dev/oauth-state"
-
-// oauthTarget is the resource a grant is for.
-type oauthTarget struct {
-	provider            oauth.Provider
-	clientKey, tokenKey types.NamespacedName
-	// page renders the success page.
-	page func(ctx context.Context, d Deps, tok oauth.Token) map[string]any
+// OAuthTarget is one kind of resource the OAuth routes connect.
+type OAuthTarget struct {
+	// Kind names the resource for people: in pages and in the `kubectl get`
+	// they are told to run ("notionintegration").
+	Kind string
+	// Provider is the OAuth provider; its Scopes and AuthParams go into the
+	// authorize URL.
+	Provider oauth.Provider
+	// Resolve reads the resource from the API server (never a cache: a
+	// person may open the link the moment they applied it). A missing
+	// resource must be an error for which apierrors.IsNotFound is true.
+	Resolve func(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error)
+	// Success writes the body of the page shown after the grant is saved
+	// (nil: a generic page). It must answer at once from what it is given:
+	// the resource as the callback read it, and the new grant. It must not
+	// show anything secret that is not already in the resource's status.
+	Success func(w io.Writer, d Deps, res *OAuthResource, tok oauth.Token) error
 }
 
-// targets resolve a provider's connect request to a resource; each
-// integration adds its kind here.
-var targets = map[string]func(ctx context.Context, d Deps, key types.NamespacedName) (*oauthTarget, error){
-	"notion": notionTarget,
+// OAuthResource is what the OAuth routes need of one resource.
+type OAuthResource struct {
+	// Object is the resource. Its connect Secret must be controlled by it.
+	Object client.Object
+	// Credentials name its OAuth client and token Secrets.
+	Credentials v1alpha1.OAuthCredentials
+	// Authenticated is the status of its Authenticated condition ("" when
+	// it has none yet). A grant whose condition is False no longer works
+	// and may be replaced without the reconnect annotation.
+	Authenticated metav1.ConditionStatus
+	// Provider, when its Name is set, replaces the target's for this
+	// resource (Notion: the integration's assumed token lifetime).
+	Provider oauth.Provider
+}
+
+func (t *OAuthTarget) provider(res *OAuthResource) oauth.Provider {
+	if res.Provider.Name != "" {
+		return res.Provider
+	}
+	return t.Provider
+}
+
+var (
+	oauthTargetsMu sync.RWMutex
+	oauthTargets   = map[string]OAuthTarget{}
+)
+
+// RegisterOAuthTarget adds a target under /oauth/{name}/…; each route
+// family calls it from an init function. A second registration of a name
+// replaces the first.
+func RegisterOAuthTarget(name string, t OAuthTarget) {
+	oauthTargetsMu.Lock()
+	defer oauthTargetsMu.Unlock()
+	oauthTargets[name] = t
+}
+
+// OAuthTargets lists the registered target names, sorted.
+func OAuthTargets() []string {
+	oauthTargetsMu.RLock()
+	defer oauthTargetsMu.RUnlock()
+	names := make([]string, 0, len(oauthTargets))
+	for n := range oauthTargets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupOAuthTarget(name string) (OAuthTarget, bool) {
+	oauthTargetsMu.RLock()
+	defer oauthTargetsMu.RUnlock()
+	t, ok := oauthTargets[name]
+	return t, ok
 }
 
 func init() {
 	Register(Family{Name: "oauth", Routes: func(d Deps) []Route {
 		return []Route{
-			{Pattern: "GET /oauth/{provider}/connect", Handler: connect(d)},
-			{Pattern: "GET /oauth/{provider}/callback", Handler: callback(d)},
+			{Pattern: "GET /oauth/{target}/connect", Handler: connect(d)},
+			{Pattern: "GET /oauth/{target}/callback", Handler: callback(d)},
 		}
 	}})
 }
 
-func notionTarget(ctx context.Context, d Deps, key types.NamespacedName) (*oauthTarget, error) {
-	// Read from the API server: a person may open the connect link the
-	// moment they applied the resource, before the cache has it.
-	ni := &v1alpha1.NotionIntegration{}
-	if err := d.APIReader.Get(ctx, key, ni); err != nil {
-		return nil, err
-	}
-	return &oauthTarget{
-		provider:  oauth.Notion,
-		clientKey: types.NamespacedName{Namespace: key.Namespace, Name: ni.Spec.OAuth.ClientSecretRef.Name},
-		tokenKey:  types.NamespacedName{Namespace: key.Namespace, Name: ni.Spec.OAuth.TokenSecretRef.Name},
-		page: func(ctx context.Context, d Deps, tok oauth.Token) map[string]any {
-			// The new grant reconciles the integration, which finds or
-			// creates the database within moments: wait briefly so that the
-			// page can link it, as the seed's page does.
-			fresh := &v1alpha1.NotionIntegration{}
-			deadline := time.Now().Add(successPageWait)
-		wait:
-			for {
-				err := d.APIReader.Get(ctx, key, fresh)
-				if err != nil || fresh.Status.DatabaseURL != "" && fresh.Status.WebhookPath != "" || time.Now().After(deadline) {
-					break
-				}
-				select {
-				case <-ctx.Done():
-					break wait
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-			webhookURL := ""
-			if fresh.Status.WebhookPath != "" {
-				webhookURL = d.PublicURL + fresh.Status.WebhookPath
-			}
-			return map[string]any{
-				"Workspace": tok.Extra["workspace_name"], "WorkspaceID": tok.Extra["workspace_id"],
-				"DatabaseURL": fresh.Status.DatabaseURL, "WebhookURL": webhookURL,
-				"Resource": key.String(),
-			}
-		},
-	}, nil
+func (d Deps) redirectURI(target string) string {
+	return strings.TrimSuffix(d.PublicURL, "/") + "/oauth/" + target + "/callback"
 }
 
-func (d Deps) redirectURI(provider string) string {
-	return d.PublicURL + "/oauth/" + provider + "/callback"
+func (d Deps) oauthStore() *oauth.Store { return &oauth.Store{Reader: d.APIReader, Writer: d.Client} }
+
+func (d Deps) oauthStates() *oauth.States {
+	return &oauth.States{Reader: d.APIReader, Writer: d.Client, Namespace: d.StateNamespace}
 }
 
-func stateSecretName(state string) string {
-	sum := sha256.Sum256([]byte(state))
-	return "oauth-state-" + hex.EncodeToString(sum[:16])
+// errRefused is the one answer to every connect request that does not
+// prove the capability: no token, a wrong one, a resource or connect Secret
+// that does not exist. One page for all, so a stranger learns nothing, not
+// even whether the resource exists (issue 7 §1.3).
+func refuseConnect(w http.ResponseWriter) error {
+	return htmlError(w, http.StatusForbidden, "This connect link is not valid",
+		"Ask whoever manages the resource for its current connect link. Links work once: a new one is made after each successful connect.")
 }
 
-func random(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// connect starts the OAuth flow for one resource (seed 000 §3.1.1): a
-// random state bound to the resource, valid 10 minutes, usable once, kept
-// in a Secret so any webhook replica can finish the flow; PKCE where the
-// provider supports it.
+// connect starts the OAuth flow for one resource (seed 000 §3.1.1), but
+// only for whoever holds its connect token: a random state bound to the
+// resource, valid 10 minutes, usable once, kept in a Secret so any webhook
+// replica can finish the flow; PKCE where the provider supports it.
+// Nothing is written before the token is proven.
 func connect(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		provider := r.PathValue("provider")
-		resolve, ok := targets[provider]
+		name := r.PathValue("target")
+		target, ok := lookupOAuthTarget(name)
 		if !ok {
-			return htmlError(w, http.StatusNotFound, "Unknown provider", "There is no OAuth provider named "+provider+".")
+			return htmlError(w, http.StatusNotFound, "Unknown OAuth target", "Nothing connects under /oauth/"+name+"/.")
 		}
-		key := types.NamespacedName{Namespace: r.URL.Query().Get("namespace"), Name: r.URL.Query().Get("name")}
-		if key.Namespace == "" || key.Name == "" {
-			return htmlError(w, http.StatusBadRequest, "Which resource?", "Add ?namespace=…&name=… naming the resource to connect.")
-		}
-		target, err := resolve(r.Context(), d, key)
+		ctx := r.Context()
+		q := r.URL.Query()
+		key := types.NamespacedName{Namespace: q.Get("namespace"), Name: q.Get("name")}
+		connectSec, err := proveConnectToken(ctx, d, key, q.Get("token"))
 		if err != nil {
-			return htmlError(w, http.StatusNotFound, "Not found", "There is no such resource to connect.")
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
 		}
-		creds, err := oauthStore(d).LoadClient(r.Context(), target.clientKey)
+		if connectSec == nil {
+			return refuseConnect(w)
+		}
+		// The token is proven: from here on, answers may differ.
+		res, err := target.Resolve(ctx, d, key)
+		switch {
+		case apierrors.IsNotFound(err):
+			return refuseConnect(w) // the connect Secret outlived its resource for a moment
+		case err != nil:
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
+		case !metav1.IsControlledBy(connectSec, res.Object):
+			return refuseConnect(w) // a Secret someone made by hand, or left by an older resource of that name
+		}
+		if _, locked, err := grantLocked(ctx, d, res); err != nil {
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
+		} else if locked {
+			return alreadyConnected(w, target.Kind, key)
+		}
+		provider := target.provider(res)
+		creds, err := d.oauthStore().LoadClient(ctx, credKey(key.Namespace, res.Credentials.ClientSecretRef))
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
 		}
-		state := random(32)
 		verifier := ""
-		if target.provider.PKCE {
-			verifier = random(48)
+		if provider.PKCE {
+			verifier = capability.Random(48)
 		}
-		sec := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: stateSecretName(state), Namespace: d.StateNamespace,
-				Labels: map[string]string{setup.ManagedByLabel: setup.ManagedByValue, stateLabel: provider}},
-			StringData: map[string]string{"namespace": key.Namespace, "name": key.Name, "provider": provider,
-				"verifier": verifier, "expires": time.Now().Add(StateTTL).UTC().Format(time.RFC3339)},
+		state, err := d.oauthStates().Create(ctx, oauth.State{Target: name, Namespace: key.Namespace, Name: key.Name,
+			ResourceUID: res.Object.GetUID(), ConnectUID: connectSec.UID, Verifier: verifier})
+		if err != nil {
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
 		}
-		if err := d.Client.Create(r.Context(), sec); err != nil {
-			return htmlErrorCause(w, r, http.StatusInternalServerError, "Try again", "The sign-in could not be started.", err)
-		}
-		q := url.Values{"client_id": {creds.ID}, "redirect_uri": {d.redirectURI(provider)}, "response_type": {"code"}, "state": {state}}
-		for k, v := range target.provider.AuthParams {
-			q.Set(k, v)
-		}
-		if verifier != "" {
-			sum := sha256.Sum256([]byte(verifier))
-			q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
-			q.Set("code_challenge_method", "S256")
-		}
-		authorize := target.provider.AuthorizeURL
-		if target.provider.AuthorizeUpstream != "" && d.Upstreams != nil {
-			authorize = d.Upstreams.Endpoint(target.provider.AuthorizeUpstream, target.provider.AuthorizePath)
-		}
-		http.Redirect(w, r, authorize+"?"+q.Encode(), http.StatusFound)
+		http.Redirect(w, r, authorizeURL(d, provider, name, creds.ID, state, verifier), http.StatusFound)
 		return nil
 	}
 }
 
-func oauthStore(d Deps) *oauth.Store { return &oauth.Store{Reader: d.APIReader, Writer: d.Client} }
-
-// consumeState reads a state and deletes it in one step: only the first
-// callback that deletes it wins; a second use, an unknown or an expired
-// state is refused.
-func consumeState(ctx context.Context, d Deps, state string) (map[string]string, bool) {
-	if state == "" {
-		return nil, false
+// proveConnectToken reads the resource's connect Secret and compares its
+// token in constant time. It returns nil (and no error) whenever the
+// request does not prove the token; an error only for a failure to read.
+// The Secret is read by its fixed name, so a request for a missing
+// resource costs the same one read as one for an existing resource.
+func proveConnectToken(ctx context.Context, d Deps, key types.NamespacedName, token string) (*corev1.Secret, error) {
+	if token == "" || key.Namespace == "" || key.Name == "" {
+		return nil, nil
 	}
 	var sec corev1.Secret
-	key := types.NamespacedName{Namespace: d.StateNamespace, Name: stateSecretName(state)}
-	if err := d.APIReader.Get(ctx, key, &sec); err != nil {
-		return nil, false
+	err := d.APIReader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: oauth.ConnectSecretName(key.Name)}, &sec)
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		// Forbidden and Invalid (a malformed name) depend on what was asked,
+		// not on what exists: refused like a missing Secret.
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read connect Secret: %w", err)
 	}
-	uid, rv := sec.UID, sec.ResourceVersion
-	if err := d.Client.Delete(ctx, &sec, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil {
-		return nil, false // already consumed by a concurrent callback
+	want := string(sec.Data[oauth.ConnectTokenKey])
+	if want == "" || !capability.Equal(token, want) {
+		return nil, nil
 	}
-	data := map[string]string{}
-	for k, v := range sec.Data {
-		data[k] = string(v)
+	return &sec, nil
+}
+
+// grantLocked reports whether the resource's grant works and may not be
+// replaced: its token Secret holds a refresh token, its Authenticated
+// condition is not False, and it does not carry a reconnect annotation
+// with a value other than the one the grant was written for. reconnect is
+// the annotation's value, to record with the new grant.
+func grantLocked(ctx context.Context, d Deps, res *OAuthResource) (reconnect string, locked bool, err error) {
+	reconnect = res.Object.GetAnnotations()[v1alpha1.ReconnectAnnotation]
+	g, err := d.oauthStore().Grant(ctx, credKey(res.Object.GetNamespace(), res.Credentials.TokenSecretRef))
+	if err != nil {
+		return "", false, err
 	}
-	expires, err := time.Parse(time.RFC3339, data["expires"])
-	if err != nil || time.Now().After(expires) {
-		return nil, false
+	works := g.HasRefreshToken && res.Authenticated != metav1.ConditionFalse
+	asked := reconnect != "" && reconnect != g.ReconnectedFor
+	return reconnect, works && !asked, nil
+}
+
+func alreadyConnected(w http.ResponseWriter, kind string, key types.NamespacedName) error {
+	return htmlError(w, http.StatusConflict, "Already connected",
+		fmt.Sprintf("%s %s has a grant that works, so it was not replaced. To replace it, annotate the resource and open a fresh connect link: "+
+			"kubectl annotate -n %s --overwrite %s/%s %s=\"$(date +%%s)\"",
+			kind, key, key.Namespace, kind, key.Name, v1alpha1.ReconnectAnnotation))
+}
+
+func credKey(namespace string, ref v1alpha1.SecretReference) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: ref.Name}
+}
+
+// authorizeURL is the provider's consent page with the flow's parameters.
+func authorizeURL(d Deps, p oauth.Provider, target, clientID, state, verifier string) string {
+	q := url.Values{"client_id": {clientID}, "redirect_uri": {d.redirectURI(target)}, "response_type": {"code"}, "state": {state}}
+	if len(p.Scopes) > 0 {
+		q.Set("scope", strings.Join(p.Scopes, " "))
 	}
-	return data, true
+	for k, v := range p.AuthParams {
+		q.Set(k, v)
+	}
+	if verifier != "" {
+		sum := sha256.Sum256([]byte(verifier))
+		q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+		q.Set("code_challenge_method", "S256")
+	}
+	authorize := p.AuthorizeURL
+	if p.AuthorizeUpstream != "" && d.Upstreams != nil {
+		authorize = d.Upstreams.Endpoint(p.AuthorizeUpstream, p.AuthorizePath)
+	}
+	return authorize + "?" + q.Encode()
 }
 
 // callback finishes the flow (seed 000 §3.1.2): a mismatched, reused or
-// expired state is 403; a code the provider refuses is 401; the grant is
-// written to the resource's token Secret, whose change reconciles it.
+// expired state is 403; a code the provider refuses is 401; a grant that
+// started working since the connect is not replaced (409). The grant goes
+// to the resource's token Secret, whose change reconciles it; then the
+// connect token is rotated and the resource's other states are dropped, so
+// the link that was used works no more.
 func callback(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		provider := r.PathValue("provider")
+		name := r.PathValue("target")
+		ctx := r.Context()
 		q := r.URL.Query()
-		data, ok := consumeState(r.Context(), d, q.Get("state"))
-		if !ok || data["provider"] != provider {
+		st, err := d.oauthStates().Consume(ctx, q.Get("state"))
+		switch {
+		case errors.Is(err, oauth.ErrStateInvalid) || err == nil && st.Target != name:
 			return htmlError(w, http.StatusForbidden, "This sign-in link is not valid",
 				"It was already used, it expired (links last 10 minutes), or it was not issued here. Start again from the connect link.")
+		case err != nil:
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be checked. Start again from the connect link.", err)
 		}
 		if e := q.Get("error"); e != "" {
 			return htmlError(w, http.StatusForbidden, "Access was not granted", "The provider answered: "+e+". Start again to connect.")
 		}
-		key := types.NamespacedName{Namespace: data["namespace"], Name: data["name"]}
-		target, err := targets[provider](r.Context(), d, key)
-		if err != nil {
-			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
+		target, ok := lookupOAuthTarget(name)
+		key := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
+		var res *OAuthResource
+		if ok {
+			res, err = target.Resolve(ctx, d, key)
 		}
-		store := oauthStore(d)
-		creds, err := store.LoadClient(r.Context(), target.clientKey)
+		switch {
+		case !ok || apierrors.IsNotFound(err) || err == nil && res.Object.GetUID() != st.ResourceUID:
+			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
+		case err != nil:
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The resource could not be read. Start again from the connect link.", err)
+		}
+		// Checked again: the grant may have started working since the connect.
+		reconnect, locked, err := grantLocked(ctx, d, res)
+		if err != nil {
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant could not be checked. Start again from the connect link.", err)
+		}
+		if locked {
+			return alreadyConnected(w, target.Kind, key)
+		}
+		store := d.oauthStore()
+		creds, err := store.LoadClient(ctx, credKey(key.Namespace, res.Credentials.ClientSecretRef))
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
 		}
 		engine := &oauth.Engine{Store: store, Out: d.Outbound}
-		tok, err := engine.Exchange(r.Context(), target.provider, creds, q.Get("code"), d.redirectURI(provider), data["verifier"])
+		tok, err := engine.Exchange(ctx, target.provider(res), creds, q.Get("code"), d.redirectURI(name), st.Verifier)
 		switch {
 		case errors.Is(err, oauth.ErrReauthRequired):
 			return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "The provider did not accept the code. Start again from the connect link.")
 		case err != nil:
 			return htmlErrorCause(w, r, http.StatusBadGateway, "The provider did not answer", "Try again in a moment.", err)
 		}
-		if err := store.Save(r.Context(), target.tokenKey, tok); err != nil {
+		if err := store.SaveConnected(ctx, credKey(key.Namespace, res.Credentials.TokenSecretRef), tok, reconnect); err != nil {
 			return htmlErrorCause(w, r, http.StatusInternalServerError, "The grant could not be saved", "Try again.", err)
 		}
-		vars := target.page(r.Context(), d, tok)
+		rotateConnectToken(ctx, d, key, st)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		return successPage.Execute(w, vars)
+		if target.Success != nil {
+			return target.Success(w, d, res, tok)
+		}
+		return genericSuccess.Execute(w, successVars(target.Kind, key))
 	}
 }
+
+// rotateConnectToken makes the used link worthless: it deletes the connect
+// Secret the flow started from (the UID precondition spares a newer one)
+// and the resource's other outstanding states. The controller owns the
+// connect Secret and mints a new token when it is gone. The grant is saved
+// by now, so a failure here is logged, not shown: the grant works, and a
+// working grant already refuses the old link without the reconnect
+// annotation.
+func rotateConnectToken(ctx context.Context, d Deps, key types.NamespacedName, st oauth.State) {
+	log := logr.FromContextOrDiscard(ctx)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: oauth.ConnectSecretName(key.Name)}}
+	uid := st.ConnectUID
+	if err := d.Client.Delete(ctx, sec, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		log.Error(err, "could not rotate the connect token", "resource", key)
+	}
+	if err := d.oauthStates().DeleteFor(ctx, key.Namespace, key.Name); err != nil {
+		log.Error(err, "could not drop the resource's other OAuth states", "resource", key)
+	}
+}
+
+// SuccessVars are the fields every success page may use.
+type SuccessVars struct {
+	Kind, Namespace, Name string
+	// KubectlGet shows the resource's status.
+	KubectlGet string
+}
+
+func successVars(kind string, key types.NamespacedName) SuccessVars {
+	return SuccessVars{Kind: kind, Namespace: key.Namespace, Name: key.Name,
+		KubectlGet: fmt.Sprintf("kubectl get %s -n %s %s", kind, key.Namespace, key.Name)}
+}
+
+var genericSuccess = template.Must(template.New("success").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Connected</title></head>
+<body>
+<h1>✅ Connected</h1>
+<p>The grant for {{.Kind}} {{.Namespace}}/{{.Name}} is saved; its controller takes it from here.</p>
+<p>Follow it with <code>{{.KubectlGet}}</code>.</p>
+</body></html>
+`))
 
 // htmlError answers a person's browser (seed 000 §7.3: OAuth errors are
 // HTML pages). It returns nil: the answer is written.
@@ -265,13 +399,17 @@ func htmlError(w http.ResponseWriter, status int, title, message string) error {
 }
 
 // htmlErrorCause is htmlError that logs the cause of a server-side failure
-// (never shown to the browser).
+// (never shown to the browser). A 503 carries Retry-After, as every 503 of
+// the webhook does.
 func htmlErrorCause(w http.ResponseWriter, r *http.Request, status int, title, message string, cause error) error {
 	if r != nil && cause != nil {
 		logr.FromContextOrDiscard(r.Context()).Error(cause, "OAuth route failed", "status", status)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterHeader(DefaultRetryAfter))
+	}
 	w.WriteHeader(status)
 	return errorPage.Execute(w, map[string]any{"Title": title, "Message": message, "Status": status})
 }
@@ -279,26 +417,4 @@ func htmlErrorCause(w http.ResponseWriter, r *http.Request, status int, title, m
 var errorPage = template.Must(template.New("error").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
 <body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><small>HTTP {{.Status}}</small></p></body></html>
-`))
-
-// successPage follows seed 000 §3.1.2's page: the database, the webhook URL
-// and the Automation steps.
-var successPage = template.Must(template.New("success").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Notion connected</title></head>
-<body>
-<h1>✅ Connected{{if .Workspace}} to {{.Workspace}}{{end}}</h1>
-<p>Database: {{if .DatabaseURL}}<a href="{{.DatabaseURL}}" target="_blank">ArXiv Papers</a>{{else}}being prepared — see <code>kubectl get notionintegration</code> for {{.Resource}}{{end}}</p>
-<h2>Next: a Notion Automation</h2>
-<ol>
-<li>Open the database in Notion.</li>
-<li>“…” → Automations → New automation.</li>
-<li>Trigger: When a page is updated (optionally: when Link changes).</li>
-<li>Action: Send HTTP request.</li>
-<li>URL: <code>{{if .WebhookURL}}{{.WebhookURL}}{{else}}the webhook URL in the status of {{.Resource}} (status.webhookPath after the public URL){{end}}</code></li>
-<li>Method: <code>POST</code>, header <code>Content-Type: application/json</code></li>
-<li>Body: <code>{"workspace_id": "{{.WorkspaceID}}", "page_id": "{{"{{"}}page_id{{"}}"}}", "link": "{{"{{"}}Link{{"}}"}}"}</code></li>
-</ol>
-<h2>Use</h2>
-<ol><li>Add a page to the database.</li><li>Put an arXiv URL in Link, e.g. https://arxiv.org/abs/2301.12345.</li><li>Seconds later the title, authors, summary and year are filled in.</li></ol>
-</body></html>
 `))
