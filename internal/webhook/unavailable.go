@@ -59,4 +59,3 @@ func NotServing(kind string, obj v1alpha1.StatusObject, suspended bool) *Error {
 
 // retryAfterHeader is a Retry-After value in whole seconds.
 func retryAfterHeader(d time.Duration) string { return strconv.Itoa(retryAfterSeconds(d)) }
-
