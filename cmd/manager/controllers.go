@@ -39,6 +39,8 @@ type Deps struct {
 	OAuth *oauth.Engine
 	// ArxivPacer spaces arXiv requests (one per 3 s by default).
 	ArxivPacer *arxiv.Pacer
+	// PublicURL is the webhook server's public base URL (OAuth connect links).
+	PublicURL string
 }
 
 // controllers lists each kind's controller; each integration issue adds
@@ -55,7 +57,7 @@ var controllers = []struct {
 		}).SetupWithManager(mgr)
 	}},
 	{"notionintegration and papersync", func(mgr ctrl.Manager, d Deps) error {
-		return controller.SetupNotion(mgr, controller.NotionDeps{Out: d.Outbound, OAuth: d.OAuth, ArxivPacer: d.ArxivPacer})
+		return controller.SetupNotion(mgr, controller.NotionDeps{Out: d.Outbound, OAuth: d.OAuth, ArxivPacer: d.ArxivPacer, PublicURL: d.PublicURL})
 	}},
 }
 

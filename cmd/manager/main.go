@@ -46,6 +46,8 @@ func main() {
 		arxivInterval                           time.Duration
 	)
 	ups := upstream.NewSet()
+	var oauthOpts oauthFlags
+	oauthOpts.bind(flag.CommandLine)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles (enable when running more than one).")
@@ -97,11 +99,16 @@ func main() {
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
 	deps := Deps{Upstreams: ups, Outbound: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: arxivInterval}}
+	deps.PublicURL = oauthOpts.publicURL
 	for _, c := range controllers {
 		if err := c.setup(mgr, deps); err != nil {
 			setupLog.Error(err, "cannot set up controller", "controller", c.name)
 			os.Exit(1)
 		}
+	}
+	if err := addStateCollector(mgr, oauthOpts.stateNamespace); err != nil {
+		setupLog.Error(err, "cannot add the OAuth state collector")
+		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		setupLog.Error(err, "cannot add health check")
