@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
@@ -516,4 +517,40 @@ func TestNotionPageUpdateFailures(t *testing.T) {
 			t.Fatalf("lastError %q", ps.Status.LastError)
 		}
 	})
+}
+
+// Issue 7: suspend stops the integration and its syncs (no token, arXiv or
+// Notion call), and resuming wakes the waiting syncs through the
+// integration's watch (their own safety recheck is 10 minutes away).
+func TestSuspendStopsTheIntegrationAndItsSyncs(t *testing.T) {
+	f := newFixture(t, nil)
+	ni := f.ready(t)
+	edit(t, ni, func(n *v1alpha1.NotionIntegration) { n.Spec.Suspend = true })
+	eventually(t, "Ready=False, Suspended", func() bool {
+		n := f.integration(t)
+		c := status.Get(n, v1alpha1.ReadyCondition)
+		return n.Status.ObservedGeneration == n.Generation && c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.SuspendedReason
+	})
+	box.ResetCalls()
+	link := "https://arxiv.org/abs/2301.12345"
+	ni = f.integration(t)
+	ps := papers.NewSync(ni, notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": link}), link, "2301.12345")
+	if err := env.Client.Create(context.Background(), ps); err != nil {
+		t.Fatal(err)
+	}
+	// A forced refresh while suspended: handled (a positive signal that
+	// the controller looked), yet no token call.
+	edit(t, ni, func(n *v1alpha1.NotionIntegration) {
+		n.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "while-suspended"}
+	})
+	eventually(t, "the request handled", func() bool { return f.integration(t).Status.LastHandledRequestedAt == "while-suspended" })
+	eventually(t, "the sync waiting for its integration", func() bool {
+		c := status.Get(f.syncOf(t, ps.Name), v1alpha1.ReadyCondition)
+		return c != nil && c.Reason == v1alpha1.DependencyNotReadyReason && strings.Contains(c.Message, "suspended")
+	})
+	if n, a, p := box.Calls(sandbox.NotionOAuthToken), box.Calls(sandbox.ArxivQuery), box.Calls(sandbox.NotionPageUpdate); n+a+p != 0 {
+		t.Fatalf("while suspended: %d token, %d arXiv and %d page calls", n, a, p)
+	}
+	edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) { n.Spec.Suspend = false })
+	f.waitSync(t, ps.Name, v1alpha1.SyncSucceeded)
 }
