@@ -22,8 +22,9 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"net/http"
 	"os"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -42,9 +43,11 @@ func main() {
 	opts := webhook.Options{}
 	var publicURL, stateNamespace string
 	ups := upstream.NewSet()
-	flag.StringVar(&opts.Addr, "bind-address", ":9443", "Address the webhook server listens on (it also serves /healthz, /readyz and /metrics).")
+	flag.StringVar(&opts.Addr, "bind-address", ":9443", "Address of the public listener: GET / and the inbound routes only.")
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus /metrics endpoint binds to, apart from the public listener; 0 disables it.")
+	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to, apart from the public listener; 0 disables them.")
 	flag.StringVar(&publicURL, "public-url", "", "Externally visible base URL of this server (for OAuth redirect URIs and the webhook URLs shown to people), e.g. https://hooks.example.com.")
-	flag.StringVar(&stateNamespace, "state-namespace", envOr("POD_NAMESPACE", "default"), "Namespace for the OAuth state Secrets (default: the pod's namespace).")
+	flag.StringVar(&stateNamespace, "state-namespace", envOr("POD_NAMESPACE", "default"), "Namespace of the OAuth state Secrets; the default is the pod's namespace, from $POD_NAMESPACE.")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", webhook.DefaultMaxBodyBytes, "Largest request body accepted; larger ones get 413.")
 	flag.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "Time a client has to send its request headers.")
 	flag.DurationVar(&opts.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "Time a client has to send its whole request.")
@@ -59,8 +62,7 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 
-	log := zap.New(zap.UseFlagOptions(&zapOpts))
-	ctrl.SetLogger(log)
+	log := setup.InitLogging(&zapOpts)
 	opts.Log = log.WithName("webhook")
 	setupLog := log.WithName("setup")
 
@@ -86,19 +88,23 @@ func main() {
 		os.Exit(1)
 	}
 
-	var synced atomic.Bool
 	go func() {
 		if err := cl.Start(ctx); err != nil {
 			setupLog.Error(err, "Kubernetes cache stopped")
 			os.Exit(1)
 		}
 	}()
-	go func() { synced.Store(cl.GetCache().WaitForCacheSync(ctx)) }()
-	opts.Ready = func() error {
-		if !synced.Load() {
-			return errors.New("informer cache not synced")
-		}
-		return nil
+	// Ready when the cache has synced and the API server answers: a
+	// replica that cannot reach it cannot record any event, so the Service
+	// should send traffic to the others.
+	apiCheck, err := setup.NewAPIServerCheck(cfg, cl.GetHTTPClient())
+	if err != nil {
+		setupLog.Error(err, "cannot build the API server check")
+		os.Exit(1)
+	}
+	cacheSynced := setup.CacheSynced(cl.GetCache())
+	opts.Ready = func(r *http.Request) error {
+		return errors.Join(cacheSynced(r), apiCheck.Check(r))
 	}
 
 	reg := prometheus.NewRegistry()
@@ -125,10 +131,18 @@ func main() {
 		setupLog.Error(err, "cannot build webhook server")
 		os.Exit(1)
 	}
-	setupLog.Info("starting webhook server", "addr", opts.Addr, "routeFamilies", len(families), "upstreams", ups.String())
+	setupLog.Info("starting webhook server", "addr", opts.Addr, "metricsAddr", opts.MetricsAddr, "probeAddr", opts.ProbeAddr,
+		"routeFamilies", len(families), "upstreams", ups.String())
 	if err := srv.ListenAndServe(ctx); err != nil {
 		setupLog.Error(err, "webhook server stopped with an error")
 		os.Exit(1)
+	}
+}
+
+func init() {
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: webhook [flags]\n\nServes Switchboard's inbound HTTP routes on the public listener, and metrics and probes on their own.\n\n")
+		flag.PrintDefaults()
 	}
 }
 

@@ -111,7 +111,9 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	step("CRDs installed: %d", len(d.env.CRDs))
 
-	ports, err := local.FreePorts(5)
+	// sandbox, webhook (public, metrics, probes), manager (metrics, probes):
+	// all on one host, so each listener gets its own port.
+	ports, err := local.FreePorts(6)
 	if err != nil {
 		return err
 	}
@@ -147,11 +149,12 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	step("starting the webhook server on %s", webhookURL)
-	whArgs := append([]string{"--kubeconfig", kcPath, "--bind-address", ports[1], "--public-url", webhookURL}, upstreams...)
+	whArgs := append([]string{"--kubeconfig", kcPath, "--bind-address", ports[1], "--public-url", webhookURL,
+		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5]}, upstreams...)
 	if err := d.start("webhook", whArgs...); err != nil {
 		return err
 	}
-	if err := local.WaitOK(ctx, webhookURL+"/readyz", time.Minute); err != nil {
+	if err := local.WaitOK(ctx, "http://"+ports[5]+"/readyz", time.Minute); err != nil {
 		return fmt.Errorf("webhook: %w", err)
 	}
 
@@ -502,6 +505,11 @@ func checkWebhook(base string) error {
 	}
 	resp, err = http.Get(base + "/no/such/route")
 	if err := check("an unknown path", resp, err, http.StatusNotFound, "NOT_FOUND"); err != nil {
+		return err
+	}
+	// Metrics and probes have their own listeners, off the public port.
+	resp, err = http.Get(base + "/metrics")
+	if err := check("/metrics on the public port", resp, err, http.StatusNotFound, "NOT_FOUND"); err != nil {
 		return err
 	}
 	return nil

@@ -61,8 +61,14 @@ const (
 
 // Options configure the server.
 type Options struct {
-	// Addr to listen on, host:port.
+	// Addr is the public listener, host:port: it carries only GET / and the
+	// route families, because it faces the internet.
 	Addr string
+	// MetricsAddr serves GET /metrics; "" or "0" serves no metrics.
+	MetricsAddr string
+	// ProbeAddr serves GET /healthz and GET /readyz; "" or "0" serves no
+	// probes.
+	ProbeAddr string
 	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero).
 	MaxBodyBytes int64
 	// Timeouts (the defaults when zero).
@@ -70,11 +76,13 @@ type Options struct {
 	// RateLimit is the per-client limit; zero Rate disables it.
 	RateLimit RateLimit
 	// Ready reports whether the server can serve (the informer cache is
-	// synced); nil means always ready.
-	Ready func() error
+	// synced, the API server answers), for GET /readyz; nil means always
+	// ready. It has controller-runtime's healthz.Checker shape.
+	Ready func(*http.Request) error
 	// Registerer receives the server's metrics (a fresh registry when nil).
 	Registerer prometheus.Registerer
-	// Gatherer serves /metrics (the Registerer's when it is a registry).
+	// Gatherer serves GET /metrics on MetricsAddr (the Registerer's when it
+	// is a registry).
 	Gatherer prometheus.Gatherer
 	// Log is the base logger.
 	Log logr.Logger
@@ -86,7 +94,6 @@ type Server struct {
 	mux     *http.ServeMux
 	limiter *limiter
 	metrics *metrics
-	http    *http.Server
 }
 
 // NewServer builds a server serving the given route families.
@@ -124,11 +131,9 @@ func NewServer(opts Options, deps Deps, families ...Family) (*Server, error) {
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m}
 
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeOK(w) })
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	// Seed 000 §6.1: GET / is a health check.
+	// Seed 000 §6.1: GET / is a health check. It says only "ok": the
+	// probes and metrics, which say more, are on their own listeners.
 	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeOK(w) })
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 
 	for _, f := range families {
 		for _, rt := range f.Routes(deps) {
@@ -138,17 +143,19 @@ func NewServer(opts Options, deps Deps, families ...Family) (*Server, error) {
 		}
 	}
 
-	s.http = &http.Server{
-		Addr:              opts.Addr,
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		ReadTimeout:       opts.ReadTimeout,
-		WriteTimeout:      opts.WriteTimeout,
-		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    DefaultMaxHeaderBytes,
-		ErrorLog:          nil,
-	}
 	return s, nil
+}
+
+// httpServer is an http.Server with the configured timeouts.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    DefaultMaxHeaderBytes,
+	}
 }
 
 func (s *Server) handle(family string, rt Route) (err error) {
@@ -171,7 +178,8 @@ func (s *Server) handle(family string, rt Route) (err error) {
 	return nil
 }
 
-// Handler is the whole middleware chain around the routes.
+// Handler is the public listener's handler: the whole middleware chain
+// around GET / and the route families.
 func (s *Server) Handler() http.Handler {
 	return s.withRequestID(s.withRecover(s.withMetrics(s.withRateLimit(s.withBodyLimit(http.HandlerFunc(s.route))))))
 }
@@ -198,9 +206,36 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+// MetricsHandler serves GET /metrics, for MetricsAddr.
+func (s *Server) MetricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{}))
+	return opsHandler(mux)
+}
+
+// ProbeHandler serves GET /healthz (the process answers) and GET /readyz
+// (Options.Ready), for ProbeAddr.
+func (s *Server) ProbeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeOK(w) })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	return opsHandler(mux)
+}
+
+// opsHandler answers what mux does not serve in the common error format.
+func opsHandler(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			WriteError(w, Errorf(http.StatusNotFound, "no such endpoint"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Ready != nil {
-		if err := s.opts.Ready(); err != nil {
+		if err := s.opts.Ready(r); err != nil {
 			WriteError(w, Errorf(http.StatusServiceUnavailable, "not ready: %v", err))
 			return
 		}
@@ -347,35 +382,100 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 	})
 }
 
-// ListenAndServe serves until ctx is done, then shuts down gracefully:
-// new connections are refused and in-flight requests get ShutdownTimeout to
-// finish.
-func (s *Server) ListenAndServe(ctx context.Context) error {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", s.opts.Addr)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx, ln)
+// Listeners are the server's open listeners. Metrics and Probes may be
+// nil: that listener is not served.
+type Listeners struct {
+	Public, Metrics, Probes net.Listener
 }
 
-// Serve is ListenAndServe on an existing listener.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
-	s.opts.Log.Info("webhook server listening", "addr", ln.Addr().String())
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+func (l Listeners) close() {
+	for _, ln := range []net.Listener{l.Public, l.Metrics, l.Probes} {
+		if ln != nil {
+			_ = ln.Close()
+		}
 	}
-	s.opts.Log.Info("shutting down webhook server", "timeout", s.opts.ShutdownTimeout)
+}
+
+// ListenAndServe listens on Addr, MetricsAddr and ProbeAddr and serves
+// until ctx is done, then shuts down gracefully: new connections are
+// refused and in-flight requests get ShutdownTimeout to finish.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	var l Listeners
+	for _, ln := range []struct {
+		what, addr string
+		into       *net.Listener
+	}{
+		{"public", s.opts.Addr, &l.Public},
+		{"metrics", s.opts.MetricsAddr, &l.Metrics},
+		{"probe", s.opts.ProbeAddr, &l.Probes},
+	} {
+		if ln.what != "public" && (ln.addr == "" || ln.addr == "0") {
+			continue
+		}
+		var err error
+		if *ln.into, err = (&net.ListenConfig{}).Listen(ctx, "tcp", ln.addr); err != nil {
+			l.close()
+			return fmt.Errorf("%s listener on %q: %w", ln.what, ln.addr, err)
+		}
+	}
+	return s.ServeListeners(ctx, l)
+}
+
+// Serve serves the public routes on ln only (no metrics, no probes), as
+// tests and benchmarks that embed the server need.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.ServeListeners(ctx, Listeners{Public: ln})
+}
+
+// ServeListeners is ListenAndServe on listeners already open.
+func (s *Server) ServeListeners(ctx context.Context, l Listeners) error {
+	type served struct {
+		name string
+		srv  *http.Server
+		ln   net.Listener
+	}
+	all := []served{{"public", s.httpServer(s.Handler()), l.Public}}
+	if l.Metrics != nil {
+		all = append(all, served{"metrics", s.httpServer(s.MetricsHandler()), l.Metrics})
+	}
+	if l.Probes != nil {
+		all = append(all, served{"probe", s.httpServer(s.ProbeHandler()), l.Probes})
+	}
+	errc := make(chan error, len(all))
+	for _, sv := range all {
+		go func() {
+			err := sv.srv.Serve(sv.ln)
+			if !errors.Is(err, http.ErrServerClosed) {
+				err = fmt.Errorf("%s listener: %w", sv.name, err)
+			}
+			errc <- err
+		}()
+		s.opts.Log.Info("webhook server listening", "listener", sv.name, "addr", sv.ln.Addr().String())
+	}
+	var first error
+	select {
+	case first = <-errc:
+		// A listener failed: stop the others too.
+	case <-ctx.Done():
+		s.opts.Log.Info("shutting down webhook server", "timeout", s.opts.ShutdownTimeout)
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
-	if err := s.http.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("graceful shutdown: %w", err)
+	var errs []error
+	for _, sv := range all {
+		if err := sv.srv.Shutdown(shutdownCtx); err != nil {
+			errs = append(errs, fmt.Errorf("graceful shutdown of the %s listener: %w", sv.name, err))
+		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	pending := len(all)
+	if first != nil {
+		errs = append(errs, first)
+		pending--
 	}
-	return nil
+	for range pending {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

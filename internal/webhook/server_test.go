@@ -58,25 +58,37 @@ var testFamily = Family{Name: "test", Routes: func(Deps) []Route {
 // start serves on a loopback port and returns its base URL.
 func start(t *testing.T, opts Options) string {
 	t.Helper()
+	return startAll(t, opts).public
+}
+
+// bases are the base URLs of a server's three listeners.
+type bases struct{ public, metrics, probes string }
+
+// startAll serves the public, metrics and probe listeners on loopback ports.
+func startAll(t *testing.T, opts Options) bases {
+	t.Helper()
 	opts.Log = logr.Discard()
 	s, err := NewServer(opts, Deps{}, testFamily)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var l Listeners
+	for _, into := range []*net.Listener{&l.Public, &l.Metrics, &l.Probes} {
+		if *into, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
+	go func() { done <- s.ServeListeners(ctx, l) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	url := func(ln net.Listener) string { return "http://" + ln.Addr().String() }
+	return bases{public: url(l.Public), metrics: url(l.Metrics), probes: url(l.Probes)}
 }
 
 type errorAnswer struct {
@@ -258,7 +270,7 @@ func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
 	statuses := []int{}
 	var last *http.Response
 	for range 3 {
-		resp, err := http.Get(base + "/healthz")
+		resp, err := http.Get(base + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +317,7 @@ func TestRateLimitIsPerClient(t *testing.T) {
 
 func TestRequestIDIsEchoedOrMinted(t *testing.T) {
 	base := start(t, Options{})
-	req, _ := http.NewRequest("GET", base+"/healthz", nil)
+	req, _ := http.NewRequest("GET", base+"/", nil)
 	req.Header.Set("X-Request-Id", "abc-123")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -326,35 +338,85 @@ func TestRequestIDIsEchoedOrMinted(t *testing.T) {
 	}
 }
 
-func TestHealthReadinessAndMetrics(t *testing.T) {
-	ready := errors.New("informer cache not synced")
-	base := start(t, Options{Ready: func() error { return ready }})
-	get := func(path string) (int, string) {
-		resp, err := http.Get(base + path)
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestMetricsAndProbesAreNotOnThePublicListener(t *testing.T) {
+	b := startAll(t, Options{})
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		resp, err := http.Get(b.public + path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("public %s = %d, want 404", path, resp.StatusCode)
+		}
+		if e := decodeError(t, resp); e.Error.Code != CodeNotFound {
+			t.Errorf("public %s: error = %+v, want NOT_FOUND", path, e.Error)
+		}
 	}
-	if code, _ := get("/healthz"); code != 200 {
+	// Seed 000 §6.1's health check stays on the public port.
+	if code, body := get(t, b.public+"/"); code != 200 || body != "ok\n" {
+		t.Fatalf("public / = %d %q, want 200 ok", code, body)
+	}
+	// Each ops listener serves only its own paths.
+	for _, tc := range []struct{ base, path string }{{b.metrics, "/healthz"}, {b.probes, "/metrics"}, {b.probes, "/"}} {
+		if code, body := get(t, tc.base+tc.path); code != 404 || !strings.Contains(body, CodeNotFound) {
+			t.Errorf("%s on the wrong ops listener = %d %s, want 404 NOT_FOUND", tc.path, code, body)
+		}
+	}
+}
+
+func TestProbesReportReadiness(t *testing.T) {
+	ready := errors.New("informer cache not synced")
+	b := startAll(t, Options{Ready: func(*http.Request) error { return ready }})
+	if code, _ := get(t, b.probes+"/healthz"); code != 200 {
 		t.Fatalf("/healthz = %d", code)
 	}
-	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "SERVICE_UNAVAILABLE") {
+	if code, body := get(t, b.probes+"/readyz"); code != 503 || !strings.Contains(body, "SERVICE_UNAVAILABLE") ||
+		!strings.Contains(body, "informer cache not synced") {
 		t.Fatalf("/readyz before sync = %d %s", code, body)
 	}
 	ready = nil
-	if code, _ := get("/readyz"); code != 200 {
+	if code, _ := get(t, b.probes+"/readyz"); code != 200 {
 		t.Fatalf("/readyz after sync = %d", code)
 	}
-	get("/nowhere/secret-derived-path")
-	_, metrics := get("/metrics")
+}
+
+func TestMetricsLabelRequestsByRoutePattern(t *testing.T) {
+	b := startAll(t, Options{})
+	get(t, b.public+"/nowhere/secret-derived-path")
+	_, metrics := get(t, b.metrics+"/metrics")
 	if !strings.Contains(metrics, `switchboard_webhook_requests_total{code="404",route="unmatched"} 1`) {
 		t.Fatalf("metrics lack the 404 by route pattern:\n%s", metrics)
 	}
 	if strings.Contains(metrics, "secret-derived-path") {
 		t.Fatal("a raw path reached a metric label")
+	}
+}
+
+func TestListenAndServeFailsWhenAnOpsAddressIsTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	s, err := NewServer(Options{Log: logr.Discard(), Addr: "127.0.0.1:0", MetricsAddr: "0", ProbeAddr: taken.Addr().String()}, Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.ListenAndServe(ctx); err == nil || !strings.Contains(err.Error(), "probe listener") {
+		t.Fatalf("err = %v, want the probe listener's error", err)
 	}
 }
 
