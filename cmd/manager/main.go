@@ -43,25 +43,31 @@ func main() {
 		metricsAddr, probeAddr, leaderNamespace string
 		leaderElect                             bool
 		leaseDuration, outboundTimeout          time.Duration
+		renewDeadline, retryPeriod              time.Duration
 		arxivInterval                           time.Duration
 	)
 	ups := upstream.NewSet()
 	var oauthOpts oauthFlags
 	oauthOpts.bind(flag.CommandLine)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to; 0 disables them.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles (enable when running more than one).")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
-	flag.DurationVar(&leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts without renewal.")
+	flag.DurationVar(&leaseDuration, "leader-election-lease-duration", defaultLeaseDuration, "How long a lease lasts without renewal: a standby takes over a leader that stopped renewing after this long.")
+	flag.DurationVar(&renewDeadline, "leader-election-renew-deadline", defaultRenewDeadline, "How long the leader keeps trying to renew its lease (through an API server outage, say) before it gives up leadership and exits, for the kubelet to restart it; shorter than the lease duration.")
+	flag.DurationVar(&retryPeriod, "leader-election-retry-period", defaultRetryPeriod, "Time between two attempts to acquire or renew the lease; the renew deadline must exceed 1.2 times it.")
 	flag.DurationVar(&outboundTimeout, "outbound-timeout", outbound.DefaultTimeout, "Timeout of each outbound request to an upstream API.")
 	flag.DurationVar(&arxivInterval, "arxiv-min-interval", arxiv.MinInterval, "Least time between two arXiv API requests (arXiv asks for 3s); 0 disables pacing, for benchmarks against the sandbox only.")
 	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if err := validateLeaderElection(leaseDuration, renewDeadline, retryPeriod); err != nil {
+		fmt.Fprintf(flag.CommandLine.Output(), "manager: %v\n", err)
+		os.Exit(2)
+	}
 
-	log := zap.New(zap.UseFlagOptions(&zapOpts))
-	ctrl.SetLogger(log)
+	log := setup.InitLogging(&zapOpts)
 	setupLog := log.WithName("setup")
 
 	cfg, err := ctrl.GetConfig()
@@ -81,6 +87,8 @@ func main() {
 		LeaderElectionID:              "manager.switchboard.dev",
 		LeaderElectionNamespace:       leaderNamespace,
 		LeaseDuration:                 &leaseDuration,
+		RenewDeadline:                 &renewDeadline,
+		RetryPeriod:                   &retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
@@ -114,7 +122,9 @@ func main() {
 		setupLog.Error(err, "cannot add health check")
 		os.Exit(1)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	// Ready once the informer cache has synced: before that the
+	// controllers would read an empty world.
+	if err := mgr.AddReadyzCheck("cache-synced", setup.CacheSynced(mgr.GetCache())); err != nil {
 		setupLog.Error(err, "cannot add readiness check")
 		os.Exit(1)
 	}
