@@ -17,11 +17,8 @@ limitations under the License.
 package outbound
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
-
-	"k8s.io/utils/clock"
 )
 
 // The one timer and retry policy of every controller: how far apart
@@ -141,18 +138,4 @@ func Next(now time.Time, deadlines ...time.Time) (d time.Duration, ok bool) {
 		return 0, false
 	}
 	return max(first.Sub(now), 0), true
-}
-
-// Sleep waits d on clk or until ctx is done. Only for loops outside
-// reconcilers (the sandbox's delays, benchmarks, the OAuth state
-// collector): reconcilers requeue instead.
-func Sleep(ctx context.Context, clk clock.Clock, d time.Duration) error {
-	t := clk.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C():
-		return nil
-	}
 }
