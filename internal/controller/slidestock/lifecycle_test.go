@@ -19,11 +19,10 @@ package slidestock_test
 import (
 	"context"
 	"testing"
-	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -71,9 +70,18 @@ func TestPendingToReadyIsOneStatusWrite(t *testing.T) {
 	key := newKey(t, "one-write")
 	create(t, key, atomURL)
 	waitFor(t, key, "Ready", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
-	time.Sleep(300 * time.Millisecond) // let any stray reconcile happen
 	if n := hook.writesOf(key); n != 1 {
 		t.Fatalf("%d status writes from Pending to Ready, want 1", n)
+	}
+	// A stray reconcile after Ready (its own status write coming back as
+	// an event, say) must write nothing. Rather than wait a while and hope
+	// it came, edit the memo: the controller handles a stock's events in
+	// order, so once it has observed the new generation, with exactly one
+	// write, every event before the edit has been handled too.
+	update(t, key, func(s *v1alpha1.SlideStock) { s.Spec.Memo = "barrier" })
+	waitFor(t, key, "the memo edit observed", func(s *v1alpha1.SlideStock) bool { return s.Generation == 2 })
+	if n := hook.writesOf(key); n != 2 {
+		t.Fatalf("%d status writes for Pending to Ready and one memo edit, want 2", n)
 	}
 }
 
@@ -165,12 +173,15 @@ func TestSuspendedStocksAreLeftAlone(t *testing.T) {
 	if err := env.Client.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), s); err != nil {
-		t.Fatal(err)
-	}
-	if s.Status.Phase != "" || box.Calls(sandbox.SpeakerDeckOEmbed) != 0 {
-		t.Fatalf("a suspended stock was fetched: %+v", s.Status)
+	// The controller has seen the stock once it reports it suspended (Ready
+	// False, reason Suspended, this generation observed); only then does
+	// "nothing was fetched" mean something.
+	s = waitFor(t, key, "reported Suspended", func(s *v1alpha1.SlideStock) bool {
+		c := status.Get(s, v1alpha1.ReadyCondition)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.SuspendedReason
+	})
+	if s.Status.Phase == v1alpha1.SlideReady || s.Status.EmbedURL != "" || box.Calls(sandbox.SpeakerDeckOEmbed) != 0 {
+		t.Fatalf("a suspended stock was fetched (%d calls): %+v", box.Calls(sandbox.SpeakerDeckOEmbed), s.Status)
 	}
 	update(t, key, func(s *v1alpha1.SlideStock) { s.Spec.Suspend = false })
 	waitFor(t, key, "Ready after resuming", func(s *v1alpha1.SlideStock) bool { return s.Status.Phase == v1alpha1.SlideReady })
