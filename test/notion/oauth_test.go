@@ -22,13 +22,16 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
@@ -39,6 +42,7 @@ type page struct {
 	status   int
 	location *url.URL
 	body     string
+	header   http.Header
 }
 
 func get(t *testing.T, u string) page {
@@ -49,20 +53,47 @@ func get(t *testing.T, u string) page {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	p := page{status: resp.StatusCode, body: string(b)}
+	p := page{status: resp.StatusCode, body: string(b), header: resp.Header}
 	if loc := resp.Header.Get("Location"); loc != "" {
 		p.location, _ = url.Parse(loc)
 	}
 	return p
 }
 
+// noGrant is a fixture whose token Secret holds no refresh token: the
+// integration waits for a person to connect it.
+func noGrant(sandbox.NotionWorkspace) string { return "" }
+
+// connectToken waits for the integration's connect Secret and returns its
+// token; after a successful connect it waits for a token other than
+// previous (the controller mints a new one when the callback deleted the
+// old).
+func (f *fixture) connectToken(t *testing.T, previous string) string {
+	t.Helper()
+	var token string
+	eventually(t, "a connect token", func() bool {
+		var sec corev1.Secret
+		err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "research-oauth-connect"}, &sec)
+		token = string(sec.Data[oauth.ConnectTokenKey])
+		return err == nil && token != "" && token != previous
+	})
+	if got := f.integration(t).Status.ConnectSecretName; got != "" && got != "research-oauth-connect" {
+		t.Fatalf("status.connectSecretName %q", got)
+	}
+	return token
+}
+
+func (f *fixture) connectURL(token string) string {
+	return oauth.ConnectURL(hookURL, "notion", f.ns, "research", token)
+}
+
 // consent walks a browser through connect → the provider's consent page,
 // and returns the callback URL the provider sends it back to.
-func consent(t *testing.T, f *fixture) *url.URL {
+func consent(t *testing.T, f *fixture, token string) *url.URL {
 	t.Helper()
-	start := get(t, hookURL+"/oauth/notion/connect?namespace="+f.ns+"&name=research")
+	start := get(t, f.connectURL(token))
 	if start.status != http.StatusFound || start.location == nil {
-		t.Fatalf("connect answered %d", start.status)
+		t.Fatalf("connect answered %d: %s", start.status, start.body)
 	}
 	q := start.location.Query()
 	if !strings.HasSuffix(start.location.Path, "/v1/oauth/authorize") || q.Get("client_id") != "notion-client" ||
@@ -76,18 +107,39 @@ func consent(t *testing.T, f *fixture) *url.URL {
 	return back.location
 }
 
+func stateCount(t *testing.T) int {
+	t.Helper()
+	var list corev1.SecretList
+	if err := env.Client.List(context.Background(), &list, client.InNamespace("default"), client.HasLabels{oauth.StateLabel}); err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
 func TestOAuthConnectWritesTheGrantAndShowsTheNextSteps(t *testing.T) {
-	f := newFixture(t, func(sandbox.NotionWorkspace) string { return "" })
+	f := newFixture(t, noGrant)
 	notionEmu.SetConsentWorkspace(f.ws)
-	cb := consent(t, f)
+	token := f.connectToken(t, "")
+	cb := consent(t, f, token)
+	before := f.integration(t)
+	began := time.Now()
 	done := get(t, cb.String())
 	if done.status != http.StatusOK || !strings.Contains(done.body, "Connected to "+f.ws.Name) ||
 		!strings.Contains(done.body, "Send HTTP request") || !strings.Contains(done.body, f.ws.ID) {
 		t.Fatalf("success page %d:\n%s", done.status, done.body)
 	}
-	// Like the seed's page: the database link and the webhook URL.
-	if !strings.Contains(done.body, `href="https://www.notion.so/`) || !strings.Contains(done.body, hookURL+"/notion/webhook/") {
-		t.Fatalf("success page lacks the database or the webhook URL:\n%s", done.body)
+	// The page answers with what the status holds now, without waiting for
+	// the controller: the database is not known yet, and the page says how
+	// to follow it.
+	if !strings.Contains(done.body, "being prepared") || !strings.Contains(done.body, "kubectl get notionintegration -n "+f.ns+" research") {
+		t.Fatalf("success page does not point at the status:\n%s", done.body)
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Fatalf("the success page took %s", took)
+	}
+	// The webhook URL only when the status already held it.
+	if before.Status.WebhookPath == "" && strings.Contains(done.body, "/notion/webhook/") {
+		t.Fatal("the page shows a webhook URL the status did not hold")
 	}
 	tok := f.secret(t, "notion-token")
 	if !strings.HasPrefix(tok["refresh_token"], "nrt_") || tok["workspace_id"] != f.ws.ID {
@@ -102,12 +154,202 @@ func TestOAuthConnectWritesTheGrantAndShowsTheNextSteps(t *testing.T) {
 	if again := get(t, cb.String()); again.status != http.StatusForbidden {
 		t.Fatalf("reused state answered %d", again.status)
 	}
+	// The link was used: its token is dead, and a new one was minted.
+	if p := get(t, f.connectURL(token)); p.status != http.StatusForbidden {
+		t.Fatalf("the used connect link answered %d", p.status)
+	}
+	f.connectToken(t, token)
+}
+
+// Issue 7 §1.1–1.3: without the connect token, connect is the same 403 for
+// an existing and a missing resource, and writes nothing.
+func TestConnectWithoutTheTokenRefusesAlikeAndWritesNothing(t *testing.T) {
+	f := newFixture(t, noGrant)
+	token := f.connectToken(t, "")
+	var before corev1.SecretList
+	if err := env.Client.List(context.Background(), &before, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	states := stateCount(t)
+
+	wrong := []byte(token)
+	wrong[0] ^= 1
+	urls := []string{
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=research",                               // no token
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=research&token=" + string(wrong),        // a wrong token
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=research&token=",                        // an empty one
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=nothing&token=" + token,                 // a resource that does not exist
+		hookURL + "/oauth/notion/connect?namespace=no-such-namespace&name=research&token=" + token,           // nor its namespace
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=nothing",                                // neither
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=research&token=" + token[:len(token)-1], // a prefix
+		hookURL + "/oauth/notion/connect", // no resource at all
+	}
+	const total = 1000
+	bodies := make([]string, total)
+	codes := make([]int, total)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				resp, err := browser.Get(urls[i%len(urls)])
+				if err != nil {
+					codes[i] = -1
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				codes[i], bodies[i] = resp.StatusCode, string(b)
+			}
+		}()
+	}
+	for i := range total {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i := range total {
+		if codes[i] != http.StatusForbidden {
+			t.Fatalf("request %d (%s) answered %d", i, strings.Replace(urls[i%len(urls)], token, "TOKEN", 1), codes[i])
+		}
+		if bodies[i] != bodies[0] {
+			t.Fatalf("request %d's body differs from request 0's:\n%s\n---\n%s", i, bodies[i], bodies[0])
+		}
+	}
+
+	var after corev1.SecretList
+	if err := env.Client.List(context.Background(), &after, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Items) != len(before.Items) || stateCount(t) != states {
+		t.Fatalf("%d refused requests left %d Secrets in the namespace (was %d) and %d states (was %d)",
+			total, len(after.Items), len(before.Items), stateCount(t), states)
+	}
+	// The right token still works.
+	if p := get(t, f.connectURL(token)); p.status != http.StatusFound {
+		t.Fatalf("the real link answered %d", p.status)
+	}
+}
+
+// A grant that works is replaced only when the resource asks, once per
+// annotation value.
+func TestAWorkingGrantIsReplacedOnlyWhenAsked(t *testing.T) {
+	f := newFixture(t, nil)
+	notionEmu.SetConsentWorkspace(f.ws)
+	ni := f.ready(t)
+	token := f.connectToken(t, "")
+	states := stateCount(t)
+	grant := f.secret(t, "notion-token")["refresh_token"]
+	p := get(t, f.connectURL(token))
+	if p.status != http.StatusConflict || !strings.Contains(p.body, "Already connected") || !strings.Contains(p.body, v1alpha1.ReconnectAnnotation) {
+		t.Fatalf("connect to a working grant answered %d:\n%s", p.status, p.body)
+	}
+	if stateCount(t) != states {
+		t.Fatal("a refused connect wrote a state")
+	}
+
+	edit(t, ni, func(n *v1alpha1.NotionIntegration) {
+		n.Annotations = map[string]string{v1alpha1.ReconnectAnnotation: "1"}
+	})
+	cb := consent(t, f, token)
+	if done := get(t, cb.String()); done.status != http.StatusOK {
+		t.Fatalf("reconnect callback answered %d:\n%s", done.status, done.body)
+	}
+	var sec corev1.Secret
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "notion-token"}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	if string(sec.Data["refresh_token"]) == grant || sec.Annotations[v1alpha1.ReconnectedForAnnotation] != "1" {
+		t.Fatalf("the grant was not replaced, or not recorded (annotations %v)", sec.Annotations)
+	}
+
+	// The same annotation value does not open the grant twice.
+	f.ready(t)
+	token = f.connectToken(t, token)
+	if p := get(t, f.connectURL(token)); p.status != http.StatusConflict {
+		t.Fatalf("a second reconnect under the same value answered %d", p.status)
+	}
+	// A new value does.
+	edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) {
+		n.Annotations = map[string]string{v1alpha1.ReconnectAnnotation: "2"}
+	})
+	if p := get(t, f.connectURL(token)); p.status != http.StatusFound {
+		t.Fatalf("reconnect under a new value answered %d", p.status)
+	}
+}
+
+// The callback checks again: a grant that started working after the
+// connect is not replaced.
+func TestTheCallbackDoesNotReplaceAGrantThatStartedWorking(t *testing.T) {
+	f := newFixture(t, noGrant)
+	notionEmu.SetConsentWorkspace(f.ws)
+	cb := consent(t, f, f.connectToken(t, ""))
+	// Meanwhile someone puts a working grant in place.
+	rt := notionEmu.IssueRefreshToken("notion-client", f.ws)
+	var sec corev1.Secret
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "notion-token"}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	sec.Data["refresh_token"] = []byte(rt)
+	if err := env.Client.Update(context.Background(), &sec); err != nil {
+		t.Fatal(err)
+	}
+	f.ready(t)
+	kept := f.secret(t, "notion-token")["refresh_token"]
+	if p := get(t, cb.String()); p.status != http.StatusConflict {
+		t.Fatalf("callback answered %d:\n%s", p.status, p.body)
+	}
+	if f.secret(t, "notion-token")["refresh_token"] != kept {
+		t.Fatal("the working grant was replaced")
+	}
+}
+
+func TestAtMostThreeOutstandingStatesPerResource(t *testing.T) {
+	f := newFixture(t, noGrant)
+	notionEmu.SetConsentWorkspace(f.ws)
+	token := f.connectToken(t, "")
+	before := stateCount(t)
+	var callbacks []*url.URL
+	for range 5 {
+		callbacks = append(callbacks, consent(t, f, token))
+	}
+	if n := stateCount(t) - before; n != oauth.MaxStatesPerResource {
+		t.Fatalf("%d outstanding states for one resource, want %d", n, oauth.MaxStatesPerResource)
+	}
+	// The two oldest were dropped.
+	for _, cb := range callbacks[:2] {
+		if p := get(t, cb.String()); p.status != http.StatusForbidden {
+			t.Fatalf("a dropped state answered %d", p.status)
+		}
+	}
+	if p := get(t, callbacks[4].String()); p.status != http.StatusOK {
+		t.Fatalf("the newest state answered %d", p.status)
+	}
+	// A successful callback drops the resource's other states.
+	if p := get(t, callbacks[3].String()); p.status != http.StatusForbidden {
+		t.Fatalf("a state of the used link answered %d", p.status)
+	}
+	if n := stateCount(t) - before; n != 0 {
+		t.Fatalf("%d states left after the callback", n)
+	}
 }
 
 // Seed 000 §3.1.2's error rows.
 func TestOAuthCallbackRefusals(t *testing.T) {
 	f := newFixture(t, nil)
 	notionEmu.SetConsentWorkspace(f.ws)
+	ni := f.ready(t)
+	// A working grant: reconnects need the annotation, here a fresh value
+	// per subtest.
+	reconnect := func(v string) {
+		edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) {
+			n.Annotations = map[string]string{v1alpha1.ReconnectAnnotation: v}
+		})
+	}
+	reconnect("refusals")
+	token := f.connectToken(t, "")
 	t.Run("an unknown state is 403", func(t *testing.T) {
 		if p := get(t, hookURL+"/oauth/notion/callback?code=x&state=forged"); p.status != http.StatusForbidden || !strings.Contains(p.body, "not valid") {
 			t.Fatalf("got %d", p.status)
@@ -118,17 +360,16 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 			t.Fatalf("got %d", p.status)
 		}
 	})
-	t.Run("a state for another provider is 403", func(t *testing.T) {
-		cb := consent(t, f)
-		q := cb.Query()
-		if p := get(t, hookURL+"/oauth/google/callback?"+q.Encode()); p.status != http.StatusForbidden {
+	t.Run("a state for another target is 403", func(t *testing.T) {
+		cb := consent(t, f, token)
+		if p := get(t, hookURL+"/oauth/google/callback?"+cb.Query().Encode()); p.status != http.StatusForbidden {
 			t.Fatalf("got %d", p.status)
 		}
 	})
 	t.Run("an expired state is 403", func(t *testing.T) {
-		cb := consent(t, f)
+		cb := consent(t, f, token)
 		var list corev1.SecretList
-		if err := env.Client.List(context.Background(), &list, client.InNamespace("default"), client.HasLabels{"switchboard.dev/oauth-state"}); err != nil {
+		if err := env.Client.List(context.Background(), &list, client.InNamespace("default"), client.HasLabels{oauth.StateLabel}); err != nil {
 			t.Fatal(err)
 		}
 		for i := range list.Items {
@@ -143,7 +384,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 		}
 	})
 	t.Run("a code the provider refuses is 401", func(t *testing.T) {
-		cb := consent(t, f)
+		cb := consent(t, f, token)
 		q := cb.Query()
 		q.Set("code", "not-a-code")
 		if p := get(t, hookURL+"/oauth/notion/callback?"+q.Encode()); p.status != http.StatusUnauthorized || !strings.Contains(p.body, "refused") {
@@ -153,7 +394,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 	t.Run("a person who does not allow access gets 403", func(t *testing.T) {
 		notionEmu.SetConsentWorkspace(sandbox.NotionWorkspace{})
 		defer notionEmu.SetConsentWorkspace(f.ws)
-		cb := consent(t, f)
+		cb := consent(t, f, token)
 		if cb.Query().Get("error") != "access_denied" {
 			t.Fatalf("callback %s", cb)
 		}
@@ -161,13 +402,16 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 			t.Fatalf("got %d", p.status)
 		}
 	})
-	t.Run("connecting a resource that does not exist is 404", func(t *testing.T) {
-		if p := get(t, hookURL+"/oauth/notion/connect?namespace="+f.ns+"&name=nothing"); p.status != http.StatusNotFound {
+	t.Run("an unknown target is 404", func(t *testing.T) {
+		if p := get(t, hookURL+"/oauth/nothing/connect?namespace="+f.ns+"&name=research&token="+token); p.status != http.StatusNotFound {
 			t.Fatalf("got %d", p.status)
 		}
 	})
 	// No refusal touched the grant.
-	ni := f.ready(t)
+	if f.secret(t, "notion-token")["refresh_token"] == "" {
+		t.Fatal("a refused callback broke the grant")
+	}
+	ni = f.ready(t)
 	if !status.IsTrue(ni, v1alpha1.AuthenticatedCondition) {
 		t.Fatal("a refused callback broke the grant")
 	}
