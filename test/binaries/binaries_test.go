@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -130,7 +131,12 @@ func TestManagerRefusesLeaderElectionTimingsThatCannotWork(t *testing.T) {
 // kubeconfig writes env's administrator credentials for the binaries.
 func kubeconfig(t *testing.T) string {
 	t.Helper()
-	c := env.Config
+	return kubeconfigFor(t, env.Config)
+}
+
+// kubeconfigFor writes c's credentials for the binaries.
+func kubeconfigFor(t *testing.T, c *rest.Config) string {
+	t.Helper()
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
 	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
