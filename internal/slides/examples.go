@@ -97,7 +97,7 @@ func RefusedExamples() []Example {
 		{URL: "https://spea\u212Aerdeck.com/jnunemaker/atom", Reason: "is none of these"},
 		{URL: "ftp://speakerdeck.com/jnunemaker/atom", Reason: "only http and https"},
 		{URL: "speakerdeck.com/jnunemaker/atom", Reason: "only http and https"},
-		{URL: "https://user:pw@speakerdeck.com/jnunemaker/atom", Reason: "user name or password"},
+		{URL: "https://someone@speakerdeck.com/jnunemaker/atom", Reason: "user name or password"},
 		{URL: "https://speakerdeck.com:8443/jnunemaker/atom", Reason: "must not name a port"},
 		{URL: "https://speakerdeck.com:/jnunemaker/atom", Reason: "must not name a port"},
 		{URL: "https://speakerdeck.com/", Reason: "home page"},
