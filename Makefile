@@ -86,7 +86,7 @@ demo: manifests build envtest ## Run the whole system locally: control plane, sa
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
 
 .PHONY: bench
-bench: manifests build envtest ## Benchmarks: SlideStock vs a bare-client baseline (ratio, writes, RSS); Notion webhook throughput and latency.
+bench: manifests build envtest ## Benchmarks: SlideStock vs a bare-client baseline (ratio, writes, RSS); Notion webhook throughput and latency; PaperSync drain vs a bare client, writes per sync, 500 vs 5,000.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
 
 ##@ Dependencies

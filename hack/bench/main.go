@@ -42,7 +42,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,17 +65,29 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
-	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion or all.")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync or all.")
 	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
+	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
+	sizes := flag.String("sync-sizes", "500,5000", "PaperSync bursts on one integration whose cost per sync is compared.")
 	flag.Parse()
-	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages); err != nil {
+	var syncSizes []int
+	for _, f := range strings.Split(*sizes, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v <= 0 {
+			fmt.Fprintln(os.Stderr, "bench: -sync-sizes wants positive numbers separated by commas")
+			os.Exit(2)
+		}
+		syncSizes = append(syncSizes, v)
+	}
+	papersync := func(cfg *rest.Config) error { return benchPaperSync(cfg, *syncs, syncSizes, *creators) }
+	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, m, creators int, suite string, requests, pages int) error {
+func run(bin string, n, m, creators int, suite string, requests, pages int, papersync func(*rest.Config) error) error {
 	ctx := context.Background()
 	scheme := setup.Scheme()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true, Scheme: scheme}
@@ -91,8 +102,11 @@ func run(bin string, n, m, creators int, suite string, requests, pages int) erro
 	}()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1 // no client-side throttling, as the manager (controller-runtime's default)
-	if suite == "notion" {
+	switch suite {
+	case "notion":
 		return benchNotion(cfg, requests, pages)
+	case "papersync":
+		return papersync(cfg)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -176,7 +190,10 @@ func run(bin string, n, m, creators int, suite string, requests, pages int) erro
 		// The manager binary would reconcile the Notion benchmark's objects
 		// too (against the wrong sandbox): stop it first.
 		stopManager()
-		return benchNotion(cfg, requests, pages)
+		if err := benchNotion(cfg, requests, pages); err != nil {
+			return err
+		}
+		return papersync(cfg)
 	}
 	return nil
 }
@@ -195,44 +212,21 @@ func createAll(ctx context.Context, c client.Client, ns string, count, creators 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, creators)
-	for range creators {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(count) {
-					return
-				}
-				s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("deck-%05d", i), Namespace: ns}}
-				s.Spec.URL = deckURL
-				if err := c.Create(ctx, s); err != nil {
-					errs <- err
-					return
-				}
-				if !patch {
-					continue
-				}
-				p := status.NewPatcher(c, s)
-				st := &s.Status
-				st.Phase, st.Provider, st.ObservedURL, st.CanonicalURL = v1alpha1.SlideReady, v1alpha1.ProviderSpeakerDeck, deckURL, deckURL
-				st.Title, st.AuthorName, st.EmbedURL, st.Attempts = "Atom", "John Nunemaker", "https://speakerdeck.com/player/31f86a9069ae0132dede22511952b5a3", 1
-				now := metav1.Now()
-				st.LastFetchedAt = &now
-				status.MarkReady(s, v1alpha1.SucceededReason, "embed URL from SpeakerDeck")
-				if err := p.Patch(ctx, s); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return parallel(count, creators, func(i int) error {
+		s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("deck-%05d", i+1), Namespace: ns}}
+		s.Spec.URL = deckURL
+		if err := c.Create(ctx, s); err != nil || !patch {
+			return err
+		}
+		p := status.NewPatcher(c, s)
+		st := &s.Status
+		st.Phase, st.Provider, st.ObservedURL, st.CanonicalURL = v1alpha1.SlideReady, v1alpha1.ProviderSpeakerDeck, deckURL, deckURL
+		st.Title, st.AuthorName, st.EmbedURL, st.Attempts = "Atom", "John Nunemaker", "https://speakerdeck.com/player/31f86a9069ae0132dede22511952b5a3", 1
+		now := metav1.Now()
+		st.LastFetchedAt = &now
+		status.MarkReady(s, v1alpha1.SucceededReason, "embed URL from SpeakerDeck")
+		return p.Patch(ctx, s)
+	})
 }
 
 func waitReady(ctx context.Context, c client.Client, ns string, count int) error {

@@ -31,21 +31,17 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
@@ -102,37 +98,9 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 	base := "http://" + ln.Addr().String()
 
 	// One connected integration.
-	ns := "bench-notion"
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	ni, err := benchIntegration(ctx, c, "bench-notion", notionEmu, ws)
+	if err != nil {
 		return err
-	}
-	for name, data := range map[string]map[string]string{
-		"notion-client":  {"client_id": "bench-client", "client_secret": "bench-secret"},
-		"notion-webhook": {"token": "bench-webhook-token-0123456789"},
-		"notion-token":   {"refresh_token": notionEmu.IssueRefreshToken("bench-client", ws)},
-	} {
-		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
-			return err
-		}
-	}
-	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns}}
-	ni.Spec.OAuth.ClientSecretRef.Name, ni.Spec.OAuth.TokenSecretRef.Name, ni.Spec.WebhookSecretRef.Name = "notion-client", "notion-token", "notion-webhook"
-	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Hour}
-	if err := c.Create(ctx, ni); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ni), ni); err != nil {
-			return err
-		}
-		if status.IsTrue(ni, v1alpha1.ReadyCondition) && ni.Status.WebhookPath != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("integration not Ready: %+v", ni.Status.Conditions)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	url := base + ni.Status.WebhookPath
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}

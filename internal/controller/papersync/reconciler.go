@@ -71,7 +71,7 @@ const (
 	DefaultConcurrency = 4
 	// statusWriters is how many status writes of one batch run at once:
 	// the API server, not arXiv or Notion, sets the drain rate.
-	statusWriters = 8
+	statusWriters = 16
 	// counterFlush is how often the integrations' counters are written.
 	counterFlush = 5 * time.Second
 )

@@ -1,0 +1,335 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+// apiCounter counts a client's requests to the API server by kind.
+type apiCounter struct{ reads, writes, watches atomic.Int64 }
+
+type countingTransport struct {
+	next http.RoundTripper
+	c    *apiCounter
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch {
+	case req.Method == http.MethodGet && strings.Contains(req.URL.RawQuery, "watch=true"):
+		t.c.watches.Add(1)
+	case req.Method == http.MethodGet:
+		t.c.reads.Add(1)
+	default:
+		t.c.writes.Add(1)
+	}
+	return t.next.RoundTrip(req)
+}
+
+func (c *apiCounter) snapshot() [3]int64 {
+	return [3]int64{c.reads.Load(), c.writes.Load(), c.watches.Load()}
+}
+
+// benchPaperSync measures how fast the manager drains a burst of
+// PaperSyncs of one integration (instant sandbox, arXiv pacing off)
+// against a bare client making one status patch per object in the same
+// run, the manager's API requests per sync, and how both grow from a
+// small to a large burst.
+func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctrl.SetLogger(logr.Discard())
+	scheme := setupScheme()
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	// The webhook benchmark's integration and its syncs (fake pages, which
+	// fail) would be reconciled by this manager too: envtest runs no
+	// garbage collector, so delete them by hand.
+	for _, o := range []client.Object{&v1alpha1.PaperSync{}, &v1alpha1.NotionIntegration{}} {
+		if err := c.DeleteAllOf(ctx, o, client.InNamespace("bench-notion")); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("\nPaperSync drain: one integration, instant sandbox, arXiv pacing off, %d creating clients, real API server\n", creators)
+
+	// Baselines, before the manager runs, by a bare client with `creators`
+	// workers: the least any controller could do for the same result. The
+	// end-to-end one creates each PaperSync and patches its status once
+	// (what the webhook and the manager do together); the other only
+	// patches objects that exist.
+	base := "bench-ps-baseline"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: base}}); err != nil {
+		return err
+	}
+	finish := func(ps *v1alpha1.PaperSync) error {
+		before := ps.DeepCopy()
+		now := metav1.Now()
+		ps.Status.Phase, ps.Status.CompletedAt = v1alpha1.SyncSucceeded, &now
+		status.MarkReady(ps, v1alpha1.SucceededReason, "page updated")
+		return c.Status().Patch(ctx, ps, client.MergeFrom(before))
+	}
+	bareSync := func(i int) *v1alpha1.PaperSync {
+		return &v1alpha1.PaperSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sync-%d", i), Namespace: base},
+			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "none"},
+				PageID: fmt.Sprintf("00000000-0000-4000-8000-%012x", i), Link: "https://arxiv.org/abs/2301.12345", ArxivID: "2301.12345"}}
+	}
+	baseTime, err := timed(func() error {
+		return parallel(n, creators, func(i int) error {
+			ps := bareSync(i)
+			if err := c.Create(ctx, ps); err != nil {
+				return err
+			}
+			return finish(ps)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	var list v1alpha1.PaperSyncList
+	if err := c.List(ctx, &list, client.InNamespace(base)); err != nil {
+		return err
+	}
+	patchTime, err := timed(func() error {
+		return parallel(len(list.Items), creators, func(i int) error { return finish(&list.Items[i]) })
+	})
+	if err != nil {
+		return fmt.Errorf("patch baseline: %w", err)
+	}
+
+	notionEmu, arxivEmu := sandbox.NewNotion(), sandbox.NewArxiv()
+	notionEmu.AddClient("bench-client", "bench-secret")
+	ws := sandbox.NotionWorkspace{ID: "be4c0000-0000-4000-8000-000000000002", Name: "Bench", BotID: "b0000000-0000-4000-8000-000000000002"}
+	notionEmu.AddPage(ws.ID, "Bench page")
+	box := sandbox.New(notionEmu, arxivEmu)
+	sbx := httptest.NewServer(box)
+	defer sbx.Close()
+	out, err := outbound.New(sandbox.Upstreams(sbx.URL), outbound.Options{})
+	if err != nil {
+		return err
+	}
+	counted := rest.CopyConfig(cfg)
+	calls := &apiCounter{}
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
+	mgr, err := ctrl.NewManager(counted, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	if err != nil {
+		return err
+	}
+	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+	if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: 0}}); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	type result struct {
+		n                       int
+		took                    time.Duration
+		reads, writes, arxivReq float64
+	}
+	drain := func(ns string, count int) (result, error) {
+		ni, err := benchIntegration(ctx, c, ns, notionEmu, ws)
+		if err != nil {
+			return result{}, err
+		}
+		rows := make([]string, count)
+		for i := range rows {
+			rows[i] = notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
+		}
+		box.ResetCalls()
+		before := calls.snapshot()
+		took, err := timed(func() error {
+			if err := createSyncs(ctx, c, count, creators, func(i int) *v1alpha1.PaperSync {
+				return papers.NewSync(ni, rows[i], "https://arxiv.org/abs/2301.12345", "2301.12345")
+			}); err != nil {
+				return err
+			}
+			return waitSucceeded(ctx, mgr.GetClient(), ns, count)
+		})
+		if err != nil {
+			return result{}, err
+		}
+		after := calls.snapshot()
+		return result{n: count, took: took, reads: float64(after[0]-before[0]) / float64(count),
+			writes: float64(after[1]-before[1]) / float64(count), arxivReq: float64(box.Calls(sandbox.ArxivQuery))}, nil
+	}
+
+	burst, err := drain("bench-ps-burst", n)
+	if err != nil {
+		return err
+	}
+	baseRate, drainRate := float64(n)/baseTime.Seconds(), float64(n)/burst.took.Seconds()
+	fmt.Printf("%-64s %10s %10s\n", "", "time", "syncs/s")
+	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("baseline: bare client, %d creates + %d status patches", n, n), baseTime.Round(time.Millisecond), baseRate)
+	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("(bare client, %d status patches alone)", n), patchTime.Round(time.Millisecond), float64(n)/patchTime.Seconds())
+	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("manager: %d creates → all Succeeded (end to end)", n), burst.took.Round(time.Millisecond), drainRate)
+	fmt.Printf("ratio drain/baseline: %.2f (target ≥ 0.5)\n", drainRate/baseRate)
+	fmt.Printf("manager API writes per sync: %.2f (target ≤ 1.1); reads per sync: %.3f; arXiv requests: %.0f for %d syncs\n\n",
+		burst.writes, burst.reads, burst.arxivReq, n)
+
+	fmt.Printf("%-8s %10s %10s %14s %14s %10s\n", "syncs", "time", "syncs/s", "writes/sync", "reads/sync", "arXiv")
+	var results []result
+	for _, size := range sizes {
+		r, err := drain(fmt.Sprintf("bench-ps-%d", size), size)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		fmt.Printf("%-8d %10s %10.0f %14.3f %14.3f %10.0f\n", size, r.took.Round(time.Millisecond), float64(size)/r.took.Seconds(), r.writes, r.reads, r.arxivReq)
+	}
+	if len(sizes) > 1 {
+		first := results[0]
+		last := sizes[len(sizes)-1]
+		r := float64(last) / float64(sizes[0])
+		lastR := results[len(results)-1]
+		fmt.Printf("growth %d → %d syncs (×%.0f): time ×%.1f, time per sync ×%.2f (1.00 is linear), API reads per sync %.3f → %.3f, writes per sync %.3f → %.3f\n",
+			sizes[0], last, r, lastR.took.Seconds()/first.took.Seconds(), (lastR.took.Seconds()/float64(last))/(first.took.Seconds()/float64(sizes[0])),
+			first.reads, lastR.reads, first.writes, lastR.writes)
+	}
+	return nil
+}
+
+// benchIntegration creates a connected NotionIntegration in ns and waits
+// until it is Ready.
+func benchIntegration(ctx context.Context, c client.Client, ns string, notionEmu *sandbox.Notion, ws sandbox.NotionWorkspace) (*v1alpha1.NotionIntegration, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return nil, err
+	}
+	for name, data := range map[string]map[string]string{
+		"notion-client":  {"client_id": "bench-client", "client_secret": "bench-secret"},
+		"notion-webhook": {"token": "bench-webhook-token-0123456789"},
+		"notion-token":   {"refresh_token": notionEmu.IssueRefreshToken("bench-client", ws)},
+	} {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
+			return nil, err
+		}
+	}
+	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns}}
+	ni.Spec.OAuth.ClientSecretRef.Name, ni.Spec.OAuth.TokenSecretRef.Name, ni.Spec.WebhookSecretRef.Name = "notion-client", "notion-token", "notion-webhook"
+	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Hour}
+	if err := c.Create(ctx, ni); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ni), ni); err != nil {
+			return nil, err
+		}
+		if status.IsTrue(ni, v1alpha1.ReadyCondition) && ni.Status.WebhookPath != "" {
+			return ni, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("integration %s not Ready: %+v", ns, ni.Status.Conditions)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// createSyncs makes count PaperSyncs with `creators` clients; build makes
+// each.
+func createSyncs(ctx context.Context, c client.Client, count, creators int, build func(int) *v1alpha1.PaperSync) error {
+	// AlreadyExists is the integration's backfill having found the row
+	// first, as the webhook would take it: the same PaperSync.
+	return parallel(count, creators, func(i int) error {
+		if err := c.Create(ctx, build(i)); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// parallel runs f(0..count-1) on `workers` goroutines; the first error wins.
+func parallel(count, workers int, f func(int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < count; i = int(next.Add(1)) - 1 {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// waitSucceeded polls the manager's cache (no load on the API server)
+// until count syncs of ns have succeeded.
+func waitSucceeded(ctx context.Context, cache client.Reader, ns string, count int) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var list v1alpha1.PaperSyncList
+		if err := cache.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		done, failed := 0, 0
+		for _, ps := range list.Items {
+			switch ps.Status.Phase {
+			case v1alpha1.SyncSucceeded:
+				done++
+			case v1alpha1.SyncFailed:
+				failed++
+			}
+		}
+		if failed > 0 {
+			return fmt.Errorf("%d syncs failed in %s", failed, ns)
+		}
+		if done >= count {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d syncs succeeded in %s after 10 minutes", done, count, ns)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
