@@ -45,6 +45,7 @@ import (
 
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations/finalizers,verbs=update
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
