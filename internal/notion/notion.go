@@ -31,8 +31,8 @@ import (
 
 	"github.com/jomei/notionapi"
 
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 

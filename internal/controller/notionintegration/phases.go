@@ -141,4 +141,3 @@ func (r *Reconciler) event(obj *v1alpha1.NotionIntegration, typ, reason, note st
 		r.Recorder.Eventf(obj, nil, typ, reason, "Reconcile", "%s", note)
 	}
 }
-
