@@ -104,7 +104,7 @@ func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *run
 	if err != nil {
 		// Admission's CEL rule lets through what the parser refuses only
 		// for URLs that look like a provider's but are no presentation.
-		r.fail(obj, v1alpha1.InvalidSpecReason, InvalidURLEvent, err.Error())
+		r.fail(obj, InvalidURLEvent, err.Error())
 		return runner.Stall(v1alpha1.InvalidSpecReason, err)
 	}
 	st := &obj.Status
@@ -124,7 +124,7 @@ func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *run
 	st.LastError = err.Error()
 	switch {
 	case outbound.IsPermanent(err):
-		r.fail(obj, v1alpha1.UpstreamRejectedReason, FetchFailedEvent, err.Error())
+		r.fail(obj, FetchFailedEvent, err.Error())
 		return runner.Stall(v1alpha1.UpstreamRejectedReason, err)
 	case rechecking:
 		// Still failing: stays Failed (the dead-letter Event was sent when
@@ -134,7 +134,7 @@ func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *run
 		return runner.Wait(r.recheckDelay(obj))
 	case st.Attempts >= MaxAttempts:
 		msg := fmt.Sprintf("gave up on %s after %d attempts; last error: %v", ref.CanonicalURL, st.Attempts, err)
-		r.fail(obj, v1alpha1.RetriesExhaustedReason, RetriesExhaustedEvent, msg)
+		r.fail(obj, RetriesExhaustedEvent, msg)
 		return runner.Stall(v1alpha1.RetriesExhaustedReason, errors.New(msg)).RecheckAfter(r.recheckDelay(obj))
 	}
 	delay := r.Retries.After(int(st.Attempts), err)
@@ -156,7 +156,7 @@ func readyMessage(obj *v1alpha1.SlideStock) string {
 
 // fail marks the stock Failed for good and records a Warning Event with
 // the URL and the error.
-func (r *Reconciler) fail(obj *v1alpha1.SlideStock, reason, eventReason, message string) {
+func (r *Reconciler) fail(obj *v1alpha1.SlideStock, eventReason, message string) {
 	st := &obj.Status
 	st.Phase = v1alpha1.SlideFailed
 	st.LastError = message

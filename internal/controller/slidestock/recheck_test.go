@@ -128,3 +128,20 @@ func TestARecheckThatMeetsAPermanentErrorStopsRechecking(t *testing.T) {
 		t.Fatalf("a permanently failed stock: %s with %d fetches, want done and no new fetch", out.Kind(), f.calls)
 	}
 }
+
+func TestAURLTheParserRefusesStallsWithoutAFetch(t *testing.T) {
+	// Admission and the parser share one grammar now, so only a stock
+	// admitted under an older CRD can get here.
+	f := &fakeFetcher{fetch: func(slides.Ref) (oembed.Metadata, error) { return oembed.Metadata{}, nil }}
+	r := &Reconciler{Fetcher: f, Clock: clocktesting.NewFakePassiveClock(time.Now())}
+	r.Runner()
+	s := &v1alpha1.SlideStock{Spec: v1alpha1.SlideStockSpec{URL: "https://speakerdeck.com/player/31f86a9069ae0132dede22511952b5a3"}}
+	rn := &runner.Run{Now: time.Now()}
+	if out := r.startOver(context.Background(), s, rn); out.Kind() != "continue" {
+		t.Fatalf("startOver: %s", out.Kind())
+	}
+	out := r.fetch(context.Background(), s, rn)
+	if out.Kind() != "stall" || out.Reason() != v1alpha1.InvalidSpecReason || f.calls != 0 || s.Status.Phase != v1alpha1.SlideFailed {
+		t.Fatalf("%s %s, %d fetches, phase %s; want a stall, InvalidSpec, no fetch, Failed", out.Kind(), out.Reason(), f.calls, s.Status.Phase)
+	}
+}
