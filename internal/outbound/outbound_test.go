@@ -208,25 +208,73 @@ func TestOnlyUpstreamHostsAndNoRedirectOffThem(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	b := Backoff{Base: time.Second, Max: 30 * time.Second, Jitter: 0.2}
-	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 4: 8 * time.Second} {
-		for range 50 {
-			d := b.Delay(n, nil)
+func TestTheSeedsSchedules(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		s     Schedule
+		delay []time.Duration
+	}{
+		{"Notion and arXiv (seed 000 §7.2)", NotionRetries, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{"Google Calendar (seed 002)", CalendarRetries, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}},
+		{"rechecks after the retries ran out", Schedule{Base: time.Hour, Max: 24 * time.Hour}, []time.Duration{time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 16 * time.Hour, 24 * time.Hour, 24 * time.Hour}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, want := range tc.delay {
+				if got := tc.s.Delay(i + 1); got != want {
+					t.Fatalf("retry %d: %v, want %v", i+1, got, want)
+				}
+			}
+			if tc.s.Retries > 0 && (tc.s.Exhausted(len(tc.delay)) || !tc.s.Exhausted(len(tc.delay)+1)) {
+				t.Fatalf("Exhausted is off by one at %d retries", len(tc.delay))
+			}
+		})
+	}
+}
+
+func TestJitterStaysWithinItsBand(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second} {
+		lo, hi := want, want
+		for range 200 {
+			d := SlideRetries.Delay(n)
+			lo, hi = min(lo, d), max(hi, d)
 			if d < want*8/10 || d > want*12/10 {
 				t.Fatalf("retry %d: %s outside %s ±20%%", n, d, want)
 			}
 		}
+		if lo == hi {
+			t.Fatalf("retry %d: 200 delays all %s: no jitter", n, lo)
+		}
 	}
-	if d := b.Delay(20, nil); d > 30*time.Second {
-		t.Fatalf("uncapped delay %s", d)
+}
+
+func TestRetryAfterIsHonouredAndClamped(t *testing.T) {
+	for _, tc := range []struct {
+		retryAfter, want time.Duration
+	}{
+		{20 * time.Second, 20 * time.Second},
+		{time.Hour, MaxRetryAfter},
+		{100 * time.Millisecond, time.Second}, // at least MinRetryAfter, and the schedule's 1 s
+	} {
+		err := &Error{Class: Transient, RetryAfter: tc.retryAfter}
+		if got := NotionRetries.After(1, err); got != tc.want {
+			t.Fatalf("Retry-After %v gave %v, want %v", tc.retryAfter, got, tc.want)
+		}
 	}
-	slow := &Error{Class: Transient, RetryAfter: 20 * time.Second}
-	if d := b.Delay(1, slow); d != 20*time.Second {
-		t.Fatalf("Retry-After not honoured: %s", d)
+	if got := NotionRetries.After(3, &Error{Class: Transient, RetryAfter: time.Second}); got != 4*time.Second {
+		t.Fatalf("a short Retry-After shortened the schedule: %v", got)
 	}
-	huge := &Error{Class: Transient, RetryAfter: time.Hour}
-	if d := b.Delay(1, huge); d != 30*time.Second {
-		t.Fatalf("Retry-After not clamped: %s", d)
+}
+
+func TestNextIsTheEarliestDeadline(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	if _, ok := Next(now); ok {
+		t.Fatal("no deadline, yet one")
+	}
+	d, ok := Next(now, time.Time{}, now.Add(time.Hour), now.Add(15*time.Minute), now.Add(24*time.Hour))
+	if !ok || d != 15*time.Minute {
+		t.Fatalf("got %v %v, want 15m", d, ok)
+	}
+	if d, _ := Next(now, now.Add(-time.Minute)); d != 0 {
+		t.Fatalf("a passed deadline gave %v, want 0", d)
 	}
 }
