@@ -142,7 +142,7 @@ func (r *Runner[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.R
 		run.Requested = true
 	}
 	if r.Suspended != nil && r.Suspended(obj) {
-		return r.reconcileSuspended(ctx, obj, run)
+		return r.reconcileSuspended(ctx, obj, run), nil
 	}
 	out, completed := r.phases(ctx, obj, run, r.Normal)
 	if !completed {
@@ -214,15 +214,15 @@ func (r *Runner[T]) logOnce(ctx context.Context, obj T, out Outcome, msg string)
 	log.FromContext(ctx).Error(out.err, "reconcile failed", "reason", out.reason)
 }
 
-func (r *Runner[T]) reconcileSuspended(ctx context.Context, obj T, run *Run) (ctrl.Result, error) {
+func (r *Runner[T]) reconcileSuspended(ctx context.Context, obj T, run *Run) ctrl.Result {
 	if out, completed := r.phases(ctx, obj, run, r.Suspend); !completed {
-		return r.finish(ctx, obj, out), nil
+		return r.finish(ctx, obj, out)
 	}
 	status.Set(obj, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.SuspendedReason, "spec.suspend is true: the controller does nothing")
 	status.Remove(obj, v1alpha1.ReconcilingCondition)
 	status.Remove(obj, v1alpha1.StalledCondition)
 	obj.GetReconcileStatus().ObservedGeneration = obj.GetGeneration()
-	return ctrl.Result{}, nil
+	return ctrl.Result{}
 }
 
 // reconcileDelete runs the release phases; the finalizer goes when they

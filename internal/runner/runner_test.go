@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -105,7 +104,7 @@ func logged() (context.Context, *bytes.Buffer) {
 		defer mu.Unlock()
 		buf.WriteString(args + "\n")
 	}, funcr.Options{})
-	return log.IntoContext(context.Background(), logr.Logger(l).WithValues("slidestock", "ns/deck")), &buf
+	return log.IntoContext(context.Background(), l.WithValues("slidestock", "ns/deck")), &buf
 }
 
 func TestPhasesRunInOrderAndTheNextDeadlineIsJittered(t *testing.T) {
