@@ -26,13 +26,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 // Deps is what every controller is built from.
 type Deps struct {
-	// Upstreams are the configured outside APIs.
-	Upstreams *upstream.Set
 	// Outbound is the one outbound HTTP policy.
 	Outbound *outbound.Client
 	// OAuth is the one OAuth engine.

@@ -106,7 +106,7 @@ func main() {
 		os.Exit(1)
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	deps := Deps{Upstreams: ups, Outbound: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: arxivInterval}}
+	deps := Deps{Outbound: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: arxivInterval}}
 	deps.PublicURL = oauthOpts.publicURL
 	for _, c := range controllers {
 		if err := c.setup(mgr, deps); err != nil {
