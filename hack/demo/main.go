@@ -140,7 +140,8 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	step("starting the manager")
-	mgrArgs := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3]}, upstreams...)
+	mgrArgs := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
+		"--public-url", webhookURL}, upstreams...)
 	if err := d.start("manager", mgrArgs...); err != nil {
 		return err
 	}
@@ -391,11 +392,18 @@ func (d *demo) slides(ctx context.Context) error {
 	}
 }
 
-// connectNotion runs connect → consent → callback and waits for the
-// integration to be Ready with its database.
+// connectNotion reads the integration's one-use connect link from the
+// Secret the manager keeps it in (as a person would with kubectl), runs
+// connect → consent → callback and waits for the integration to be Ready
+// with its database.
 func (d *demo) connectNotion(ctx context.Context, webhookURL string) error {
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	next := webhookURL + "/oauth/notion/connect?namespace=" + namespace + "&name=research"
+	link, err := d.connectLink(ctx, webhookURL)
+	if err != nil {
+		return err
+	}
+	next := link
+	fmt.Printf("    kubectl get secret -n %s research-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", namespace)
 	for hop := 0; hop < 3; hop++ {
 		resp, err := browser.Get(next)
 		if err != nil {
@@ -413,6 +421,16 @@ func (d *demo) connectNotion(ctx context.Context, webhookURL string) error {
 		fmt.Println("    callback answered 200: \"Connected to Demo Lab\" (the token Secret demo/notion-token now holds the grant)")
 		break
 	}
+	// The link works once: the callback rotated its token.
+	resp, err := browser.Get(link)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		return fmt.Errorf("the used connect link answered %d, want 403", resp.StatusCode)
+	}
+	fmt.Println("    the used link now answers 403 (the manager mints a new one in the Secret)")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ni := &v1alpha1.NotionIntegration{}
@@ -513,4 +531,25 @@ func checkWebhook(base string) error {
 		return err
 	}
 	return nil
+}
+
+// connectLink waits for the connect Secret the manager mints for the
+// integration and returns its link.
+func (d *demo) connectLink(ctx context.Context, webhookURL string) (string, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var sec corev1.Secret
+		err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "research-oauth-connect"}, &sec)
+		if u := string(sec.Data["url"]); err == nil && strings.HasPrefix(u, webhookURL+"/oauth/notion/connect?") {
+			return u, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no connect link in Secret %s/research-oauth-connect after 60s (%v)", namespace, err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
