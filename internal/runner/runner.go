@@ -72,6 +72,9 @@ type Run struct {
 // runner requeues at the earliest deadline asked for, jittered.
 func (r *Run) RequeueAt(t time.Time) { r.deadlines = append(r.deadlines, t) }
 
+// Next is how long until the earliest deadline asked for, if any.
+func (r *Run) Next() (time.Duration, bool) { return outbound.Next(r.Now, r.deadlines...) }
+
 // Phase is one step of a reconcile.
 type Phase[T Object] func(ctx context.Context, obj T, run *Run) Outcome
 
@@ -149,7 +152,7 @@ func (r *Runner[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.R
 		return r.finish(ctx, obj, out), nil
 	}
 	r.failures.Delete(req.NamespacedName)
-	if d, ok := outbound.Next(run.Now, run.deadlines...); ok {
+	if d, ok := run.Next(); ok {
 		return ctrl.Result{RequeueAfter: max(outbound.Jitter(d, outbound.DefaultJitter), time.Second)}, nil
 	}
 	return ctrl.Result{}, nil
