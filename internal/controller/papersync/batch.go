@@ -199,7 +199,7 @@ func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
 			ids = append(ids, ps.Spec.ArxivID)
 		}
 	}
-	found, _, err := b.r.Arxiv.Fetch(ctx, ids)
+	found, missing, err := b.r.Arxiv.Fetch(ctx, ids)
 	if err != nil {
 		// A permanent arXiv answer fails the batch; a transient one (503,
 		// timeout) is retried on the schedule.
@@ -208,13 +208,17 @@ func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
 		}
 		return
 	}
+	// arXiv answered these ids with an entry without an id, or left them
+	// out, or they are malformed (never sent): it has no such paper.
+	unknown := make(map[string]bool, len(missing))
+	for _, id := range missing {
+		unknown[id] = true
+	}
 	throttled := false
 	for _, ps := range members {
 		paper, ok := found[ps.Spec.ArxivID]
 		switch {
-		case !ok:
-			// arXiv answered the id with an entry without an id, or left it
-			// out: it has no such paper.
+		case unknown[ps.Spec.ArxivID] || !ok:
 			ps.Status.Attempts++
 			b.fail(ctx, ps, v1alpha1.PaperNotFoundReason, "PaperNotFound", fmt.Errorf("arXiv has no paper %s", ps.Spec.ArxivID))
 		case throttled:
