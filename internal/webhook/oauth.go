@@ -205,6 +205,7 @@ func connect(d Deps) HandlerFunc {
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
 		}
+		privatePage(w)
 		http.Redirect(w, r, authorizeURL(d, provider, name, creds.ID, state, verifier), http.StatusFound)
 		return nil
 	}
@@ -343,8 +344,8 @@ func callback(d Deps) HandlerFunc {
 			return htmlErrorCause(w, r, http.StatusInternalServerError, "The grant could not be saved", "Try again.", err)
 		}
 		rotateConnectToken(ctx, d, key, st)
+		privatePage(w)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
 		if target.Success != nil {
 			return target.Success(w, d, res, tok)
 		}
@@ -405,13 +406,21 @@ func htmlErrorCause(w http.ResponseWriter, r *http.Request, status int, title, m
 	if r != nil && cause != nil {
 		logr.FromContextOrDiscard(r.Context()).Error(cause, "OAuth route failed", "status", status)
 	}
+	privatePage(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterHeader(DefaultRetryAfter))
 	}
 	w.WriteHeader(status)
 	return errorPage.Execute(w, map[string]any{"Title": title, "Message": message, "Status": status})
+}
+
+// privatePage keeps an OAuth page out of caches and its URL (which carries
+// the connect token, or a code and state) out of the Referer header of any
+// link the page shows.
+func privatePage(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 }
 
 var errorPage = template.Must(template.New("error").Parse(`<!DOCTYPE html>

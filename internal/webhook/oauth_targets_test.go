@@ -153,6 +153,11 @@ func fetch(t *testing.T, u string) (int, *url.URL, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	// Every OAuth page carries a URL with a secret in it: never cached,
+	// never sent on as a Referer.
+	if strings.Contains(u, "/oauth/") && (resp.Header.Get("Referrer-Policy") != "no-referrer" || resp.Header.Get("Cache-Control") != "no-store") {
+		t.Fatalf("%d from %s without no-referrer and no-store", resp.StatusCode, u[:strings.Index(u, "/oauth/")])
+	}
 	b, _ := io.ReadAll(resp.Body)
 	loc, _ := url.Parse(resp.Header.Get("Location"))
 	return resp.StatusCode, loc, string(b)
