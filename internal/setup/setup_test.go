@@ -32,7 +32,15 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { testenv.Main(m, &env) }
+// klogOut receives what goes through klog's fallback logger, which
+// InitLogging sets before anything runs, as the binaries do: klog's global
+// logger may not be changed while other goroutines log.
+var klogOut syncBuffer
+
+func TestMain(m *testing.M) {
+	setup.InitLogging(highest(&klogOut))
+	testenv.Main(m, &env)
+}
 
 func TestOnlyManagedSecretsAreCachedButAllCanBeRead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
