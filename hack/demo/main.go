@@ -544,7 +544,7 @@ func (d *demo) connectLink(ctx context.Context, webhookURL string) (string, erro
 			return u, nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("no connect link in Secret %s/research-oauth-connect after 60s (%v)", namespace, err)
+			return "", fmt.Errorf("no connect link in Secret %s/research-oauth-connect after 60s (last read: %w)", namespace, err)
 		}
 		select {
 		case <-ctx.Done():

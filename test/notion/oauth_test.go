@@ -340,15 +340,12 @@ func TestAtMostThreeOutstandingStatesPerResource(t *testing.T) {
 func TestOAuthCallbackRefusals(t *testing.T) {
 	f := newFixture(t, nil)
 	notionEmu.SetConsentWorkspace(f.ws)
-	ni := f.ready(t)
-	// A working grant: reconnects need the annotation, here a fresh value
-	// per subtest.
-	reconnect := func(v string) {
-		edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) {
-			n.Annotations = map[string]string{v1alpha1.ReconnectAnnotation: v}
-		})
-	}
-	reconnect("refusals")
+	f.ready(t)
+	// A working grant: connect needs the reconnect annotation. No subtest
+	// completes a callback, so one value serves them all.
+	edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) {
+		n.Annotations = map[string]string{v1alpha1.ReconnectAnnotation: "refusals"}
+	})
 	token := f.connectToken(t, "")
 	t.Run("an unknown state is 403", func(t *testing.T) {
 		if p := get(t, hookURL+"/oauth/notion/callback?code=x&state=forged"); p.status != http.StatusForbidden || !strings.Contains(p.body, "not valid") {
@@ -411,8 +408,7 @@ func TestOAuthCallbackRefusals(t *testing.T) {
 	if f.secret(t, "notion-token")["refresh_token"] == "" {
 		t.Fatal("a refused callback broke the grant")
 	}
-	ni = f.ready(t)
-	if !status.IsTrue(ni, v1alpha1.AuthenticatedCondition) {
+	if ni := f.ready(t); !status.IsTrue(ni, v1alpha1.AuthenticatedCondition) {
 		t.Fatal("a refused callback broke the grant")
 	}
 }
