@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"sort"
 	"sync"
@@ -34,14 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
@@ -58,30 +50,12 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		return err
 	}
 
-	notionEmu, arxivEmu := sandbox.NewNotion(), sandbox.NewArxiv()
-	notionEmu.AddClient("bench-client", "bench-secret")
-	ws := sandbox.NotionWorkspace{ID: "be4c0000-0000-4000-8000-000000000001", Name: "Bench", BotID: "b0000000-0000-4000-8000-000000000001"}
-	notionEmu.AddPage(ws.ID, "Bench page")
-	box := sandbox.New(notionEmu, arxivEmu)
-	sbx := httptest.NewServer(box)
-	defer sbx.Close()
-	ups := sandbox.Upstreams(sbx.URL)
-	out, err := outbound.New(ups, outbound.Options{})
+	rig, err := startNotionRig(ctx, cfg, "be4c0000-0000-4000-8000-000000000001")
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
-	if err != nil {
-		return err
-	}
-	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: 0}}); err != nil {
-		return err
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	defer rig.close()
+	notionEmu, ws, mgr, ups, out := rig.notion, rig.ws, rig.mgr, rig.ups, rig.out
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

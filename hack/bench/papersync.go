@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,14 +32,8 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -138,32 +131,15 @@ func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
 		return fmt.Errorf("patch baseline: %w", err)
 	}
 
-	notionEmu, arxivEmu := sandbox.NewNotion(), sandbox.NewArxiv()
-	notionEmu.AddClient("bench-client", "bench-secret")
-	ws := sandbox.NotionWorkspace{ID: "be4c0000-0000-4000-8000-000000000002", Name: "Bench", BotID: "b0000000-0000-4000-8000-000000000002"}
-	notionEmu.AddPage(ws.ID, "Bench page")
-	box := sandbox.New(notionEmu, arxivEmu)
-	sbx := httptest.NewServer(box)
-	defer sbx.Close()
-	out, err := outbound.New(sandbox.Upstreams(sbx.URL), outbound.Options{})
-	if err != nil {
-		return err
-	}
 	counted := rest.CopyConfig(cfg)
 	calls := &apiCounter{}
 	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
-	mgr, err := ctrl.NewManager(counted, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	rig, err := startNotionRig(ctx, counted, "be4c0000-0000-4000-8000-000000000002")
 	if err != nil {
 		return err
 	}
-	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: 0}}); err != nil {
-		return err
-	}
-	go func() { _ = mgr.Start(ctx) }()
+	defer rig.close()
+	notionEmu, ws, box, mgr := rig.notion, rig.ws, rig.box, rig.mgr
 
 	type result struct {
 		n                       int
