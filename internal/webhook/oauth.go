@@ -34,6 +34,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/go-logr/logr"
@@ -217,7 +218,11 @@ func connect(d Deps) HandlerFunc {
 // The Secret is read by its fixed name, so a request for a missing
 // resource costs the same one read as one for an existing resource.
 func proveConnectToken(ctx context.Context, d Deps, key types.NamespacedName, token string) (*corev1.Secret, error) {
-	if token == "" || key.Namespace == "" || key.Name == "" {
+	// A name the API server could not hold is refused like a missing one,
+	// before any read (and before the client rejects it with an error of
+	// another shape).
+	if token == "" || len(validation.IsDNS1123Label(key.Namespace)) > 0 ||
+		len(validation.IsDNS1123Subdomain(oauth.ConnectSecretName(key.Name))) > 0 {
 		return nil, nil
 	}
 	var sec corev1.Secret

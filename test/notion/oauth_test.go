@@ -183,6 +183,8 @@ func TestConnectWithoutTheTokenRefusesAlikeAndWritesNothing(t *testing.T) {
 		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=nothing",                                // neither
 		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=research&token=" + token[:len(token)-1], // a prefix
 		hookURL + "/oauth/notion/connect", // no resource at all
+		hookURL + "/oauth/notion/connect?namespace=" + f.ns + "&name=a%2F..%2Fresearch&token=" + token, // a name no object can have
+		hookURL + "/oauth/notion/connect?namespace=Not_A_Namespace&name=research&token=" + token,       // nor namespace
 	}
 	const total = 1000
 	bodies := make([]string, total)
