@@ -377,15 +377,15 @@ func rotateConnectToken(ctx context.Context, d Deps, key types.NamespacedName, s
 	}
 }
 
-// SuccessVars are the fields every success page may use.
-type SuccessVars struct {
+// successInfo is what every success page may show.
+type successInfo struct {
 	Kind, Namespace, Name string
 	// KubectlGet shows the resource's status.
 	KubectlGet string
 }
 
-func successVars(kind string, key types.NamespacedName) SuccessVars {
-	return SuccessVars{Kind: kind, Namespace: key.Namespace, Name: key.Name,
+func successVars(kind string, key types.NamespacedName) successInfo {
+	return successInfo{Kind: kind, Namespace: key.Namespace, Name: key.Name,
 		KubectlGet: fmt.Sprintf("kubectl get %s -n %s %s", kind, key.Namespace, key.Name)}
 }
 
