@@ -195,10 +195,7 @@ func (d *Discord) token(w http.ResponseWriter, r *http.Request) {
 		discordError(w, http.StatusBadRequest, "invalid_request", "")
 		return
 	}
-	clientID, secret, basic := r.BasicAuth()
-	if !basic {
-		clientID, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	}
+	clientID, secret := formClient(r)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	want, known := d.clients[clientID]

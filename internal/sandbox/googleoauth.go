@@ -202,15 +202,22 @@ func oauthError(w http.ResponseWriter, status int, code, description string) {
 	_, _ = w.Write(b)
 }
 
+// formClient reads a form-encoded token request's client credentials: the
+// Basic Authorization header, else client_id and client_secret in the body
+// (RFC 6749 §2.3.1; Google and Discord take both). The form must be parsed.
+func formClient(r *http.Request) (id, secret string) {
+	if id, secret, ok := r.BasicAuth(); ok {
+		return id, secret
+	}
+	return r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+}
+
 func (g *GoogleOAuth) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "Could not determine client ID from request.")
 		return
 	}
-	clientID, secret, basic := r.BasicAuth()
-	if !basic {
-		clientID, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	}
+	clientID, secret := formClient(r)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	want, known := g.clients[clientID]
