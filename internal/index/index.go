@@ -34,9 +34,11 @@ const (
 	// token Secret, so that a grant written by the OAuth callback
 	// reconciles them at once.
 	NotionTokenSecret = "spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
-	// PaperSyncIntegration finds the PaperSyncs of a NotionIntegration: the
-	// pending ones make a batch, and become due when it turns Ready.
-	PaperSyncIntegration = "spec.integrationRef.name"
+	// PendingPaperSyncs finds the unfinished PaperSyncs of a
+	// NotionIntegration: they make a batch, and become due when it turns
+	// Ready. Finished ones (kept for their retention, thousands at times)
+	// are not indexed, so a batch never copies them out of the cache.
+	PendingPaperSyncs = "pending.spec.integrationRef.name"
 	// NotionWebhookPath finds the NotionIntegration whose secret webhook
 	// path a request came in on.
 	NotionWebhookPath = "status.webhookPath"
@@ -62,8 +64,11 @@ var fields = []field{
 	{&v1alpha1.NotionIntegration{}, NotionTokenSecret, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Spec.OAuth.TokenSecretRef.Name)
 	}},
-	{&v1alpha1.PaperSync{}, PaperSyncIntegration, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.PaperSync).Spec.IntegrationRef.Name)
+	{&v1alpha1.PaperSync{}, PendingPaperSyncs, func(o client.Object) []string {
+		if ps := o.(*v1alpha1.PaperSync); ps.Status.CompletedAt == nil {
+			return nonEmpty(ps.Spec.IntegrationRef.Name)
+		}
+		return nil
 	}},
 	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)

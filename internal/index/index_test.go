@@ -85,3 +85,59 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestOnlyUnfinishedPaperSyncsAreIndexedAsPending(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.Namespace("pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.Register(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Start(ctx) }()
+	for _, name := range []string{"pending", "finished"} {
+		ps := &v1alpha1.PaperSync{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "research"},
+				PageID: "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", Link: "https://arxiv.org/abs/2301.12345", ArxivID: "2301.12345"}}
+		if err := env.Client.Create(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		if name == "finished" {
+			now := metav1.Now()
+			ps.Status.Phase, ps.Status.CompletedAt = v1alpha1.SyncSucceeded, &now
+			if err := env.Client.Status().Update(ctx, ps); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var all, pending v1alpha1.PaperSyncList
+		if err := c.List(ctx, &all, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &pending, client.InNamespace(ns), client.MatchingFields{index.PendingPaperSyncs: "research"}); err != nil {
+			t.Fatal(err)
+		}
+		finishedSeen := false
+		for _, ps := range all.Items {
+			finishedSeen = finishedSeen || ps.Status.CompletedAt != nil
+		}
+		if finishedSeen {
+			if len(pending.Items) != 1 || pending.Items[0].Name != "pending" {
+				t.Fatalf("pending lookup found %d objects, want only the unfinished one", len(pending.Items))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cache never showed the finished sync")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -152,7 +152,7 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.PaperSync, run *ru
 // first, then the oldest, at most arxiv.MaxBatch.
 func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.PaperSync) ([]*v1alpha1.PaperSync, error) {
 	var list v1alpha1.PaperSyncList
-	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{index.PaperSyncIntegration: obj.Spec.IntegrationRef.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{index.PendingPaperSyncs: obj.Spec.IntegrationRef.Name}); err != nil {
 		return nil, fmt.Errorf("list syncs of %s: %w", obj.Spec.IntegrationRef.Name, err)
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].CreationTimestamp.Before(&list.Items[j].CreationTimestamp) })

@@ -158,7 +158,7 @@ func (r *Reconciler) pendingOf(ctx context.Context, o client.Object) []reconcile
 		return nil
 	}
 	var list v1alpha1.PaperSyncList
-	if err := r.List(ctx, &list, client.InNamespace(ni.Namespace), client.MatchingFields{index.PaperSyncIntegration: ni.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(ni.Namespace), client.MatchingFields{index.PendingPaperSyncs: ni.Name}); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
