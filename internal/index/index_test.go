@@ -35,10 +35,11 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Main(m, &env) }
 
-func TestLookupsByIndexedStatusFields(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ns, err := env.Namespace("index")
+// indexedCache starts an informer cache with every index, and a fresh
+// namespace to create objects in.
+func indexedCache(ctx context.Context, t *testing.T, prefix string) (string, cache.Cache) {
+	t.Helper()
+	ns, err := env.Namespace(prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +51,13 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
+	return ns, c
+}
+
+func TestLookupsByIndexedStatusFields(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, c := indexedCache(ctx, t, "index")
 
 	for i, ws := range []string{"ws-a", "ws-b"} {
 		ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("n%d", i), Namespace: ns}}
@@ -89,18 +97,7 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 func TestOnlyUnfinishedPaperSyncsAreIndexedAsPending(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ns, err := env.Namespace("pending")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := index.Register(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = c.Start(ctx) }()
+	ns, c := indexedCache(ctx, t, "pending")
 	for _, name := range []string{"pending", "finished"} {
 		ps := &v1alpha1.PaperSync{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "research"},

@@ -165,7 +165,7 @@ func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.PaperSync) ([]*v
 		if _, done := r.finished.Load(ps.UID); done || ps.UID == obj.UID || ps.Status.CompletedAt != nil || !ps.DeletionTimestamp.IsZero() {
 			continue
 		}
-		batch = append(batch, ps.DeepCopy())
+		batch = append(batch, ps) // the cache's List already copied it
 	}
 	return batch, nil
 }
