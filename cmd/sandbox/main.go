@@ -95,7 +95,11 @@ func main() {
 	if u := sd.Discord.User; u != nil {
 		discord.SetConsentUser(sandbox.DiscordUser{ID: u.ID, Username: u.Username, GlobalName: u.GlobalName})
 	}
-	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides())
+	// Google Calendar answers to access tokens of the Google OAuth emulator;
+	// its controls are under /_sandbox/calendar/.
+	calendar := sandbox.NewGoogleCalendar(google)
+	defer calendar.Close()
+	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar)
 
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
 	if err != nil {
