@@ -63,10 +63,18 @@ type CalendarWatchSpec struct {
 	// +required
 	Sink AppointmentSink `json:"sink"`
 
-	// Suspend stops syncing; the channel is left to expire.
+	// Suspend stops syncing and stops the push channel (channels.stop);
+	// resuming opens a new channel and syncs what changed meanwhile.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
+
+// CalendarNotificationAnnotation is written by the webhook server when it
+// accepts a push notification: "<channel id>/<message number>/<state>".
+// A new value reconciles the watch, which syncs once for however many
+// notifications arrived meanwhile; the controller copies it to
+// status.lastNotification when handled.
+const CalendarNotificationAnnotation = "switchboard.dev/calendar-notification"
 
 // CalendarChannel sets the lifetime of the Google push channel.
 // +kubebuilder:validation:XValidation:rule="duration(self.renewBefore) < duration(self.ttl)",message="channel.renewBefore must be shorter than channel.ttl"
@@ -125,8 +133,12 @@ type ObjectSink struct {
 	EventIDLabel string `json:"eventIDLabel,omitempty"`
 }
 
-// HTTPSink posts each cancelled event id to a URL, signed with HMAC-SHA256
-// over the body in the X-Switchboard-Signature header.
+// HTTPSink posts each cancelled event to a URL as JSON
+// {calendarID, eventID, appointment, deletedAt}, signed with HMAC-SHA256 over
+// "<timestamp>.<body>": headers X-Switchboard-Timestamp (Unix seconds),
+// X-Switchboard-Signature ("sha256=<hex>") and Idempotency-Key (the same for
+// every retry of one event), so a receiver can refuse replays and
+// duplicates.
 type HTTPSink struct {
 	// URL to POST to; https, or http for a cluster-local service.
 	// +kubebuilder:validation:MaxLength=2048
@@ -134,7 +146,8 @@ type HTTPSink struct {
 	// +required
 	URL string `json:"url"`
 
-	// SigningSecretRef names a Secret with a key `key` used to sign the body.
+	// SigningSecretRef names a Secret with a key `key` (at least 16 bytes)
+	// used to sign the body.
 	// +required
 	SigningSecretRef SecretReference `json:"signingSecretRef"`
 }
@@ -157,11 +170,48 @@ type CalendarWatchStatus struct {
 	// +optional
 	Channel *ChannelStatus `json:"channel,omitempty"`
 
-	// ChannelTokenSecretName is the Secret (owned by this object) holding
-	// the channel token Google echoes in X-Goog-Channel-Token, and the sync
-	// cursor.
+	// PreviousChannel is the channel a renewal replaced, until
+	// channels.stop succeeds: notifications on it are still accepted, so
+	// a renewal leaves no gap.
+	// +optional
+	PreviousChannel *ChannelStatus `json:"previousChannel,omitempty"`
+
+	// ChannelFailures counts consecutive failures to open a channel; the
+	// next attempt waits longer each time (1 s doubling to an hour).
+	// Syncing goes on meanwhile on the backup timer.
+	// +optional
+	ChannelFailures int32 `json:"channelFailures,omitempty"`
+	// NextChannelAttemptAt is when a failed channel is tried again.
+	// +optional
+	NextChannelAttemptAt *metav1.Time `json:"nextChannelAttemptAt,omitempty"`
+
+	// ChannelTokenSecretName is the Secret (owned by this object, named
+	// <name>-calendar) holding the channel token Google echoes in
+	// X-Goog-Channel-Token, the sync token and the page cursor.
 	// +optional
 	ChannelTokenSecretName string `json:"channelTokenSecretName,omitempty"`
+
+	// ChannelTokenHash is the hex SHA-256 of the channel token, so that the
+	// webhook server checks X-Goog-Channel-Token without reading the
+	// Secret. The token is 32 random bytes: the hash cannot be turned back
+	// into it.
+	// +optional
+	ChannelTokenHash string `json:"channelTokenHash,omitempty"`
+
+	// PendingDeliveries are cancelled events the HTTP sink has not accepted
+	// yet, oldest first; they are retried with backoff (1, 2, 4, 8, 16 s,
+	// then the backup sync interval) and never hold up deleting objects.
+	// +kubebuilder:validation:MaxItems=500
+	// +listType=atomic
+	// +optional
+	PendingDeliveries []SinkDelivery `json:"pendingDeliveries,omitempty"`
+
+	// DeliveryFailures counts consecutive failed deliveries to the HTTP sink.
+	// +optional
+	DeliveryFailures int32 `json:"deliveryFailures,omitempty"`
+	// NextDeliveryAt is when pending deliveries are tried again.
+	// +optional
+	NextDeliveryAt *metav1.Time `json:"nextDeliveryAt,omitempty"`
 
 	// LastNotification is the newest push accepted.
 	// +optional
@@ -197,6 +247,20 @@ type CalendarWatchStatus struct {
 	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
 }
 
+// SinkDelivery is one cancelled event to tell the HTTP sink of.
+type SinkDelivery struct {
+	// EventID is the cancelled Google Calendar event id.
+	// +kubebuilder:validation:MaxLength=1024
+	EventID string `json:"eventID"`
+	// Appointment is the deleted appointment object's name, empty when
+	// none was found.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Appointment string `json:"appointment,omitempty"`
+	// DeletedAt is when the cancellation was seen.
+	DeletedAt metav1.Time `json:"deletedAt"`
+}
+
 // ChannelStatus identifies a Google push channel.
 type ChannelStatus struct {
 	// ID the operator chose for the channel (X-Goog-Channel-ID).
@@ -211,6 +275,9 @@ type ChannelStatus struct {
 
 // NotificationStatus describes a push notification.
 type NotificationStatus struct {
+	// ChannelID is the channel it came on (X-Goog-Channel-ID).
+	// +optional
+	ChannelID string `json:"channelID,omitempty"`
 	// MessageNumber from X-Goog-Message-Number; older numbers are ignored.
 	MessageNumber int64 `json:"messageNumber"`
 	// ResourceState from X-Goog-Resource-State: sync, exists or not_exists.

@@ -98,6 +98,13 @@ const (
 	// ExpiredReason (ReceiveLink): the link is past its expiry; the blob and
 	// the short token are deleted.
 	ExpiredReason = "Expired"
+	// ChannelRefusedReason (CalendarWatch): Google refused to open a push
+	// channel (the address, the calendar, the quota); the backup sync goes
+	// on and the channel is tried again later.
+	ChannelRefusedReason = "ChannelRefused"
+	// SinkForbiddenReason (CalendarWatch): the operator may not list or
+	// delete the appointment kind; a platform team must grant it (docs).
+	SinkForbiddenReason = "SinkForbidden"
 	// RevokedReason (SheetConnection): the connection was disconnected.
 	RevokedReason = "Revoked"
 )

@@ -17,12 +17,16 @@ limitations under the License.
 package main
 
 import (
+	"context"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -55,6 +59,16 @@ var controllers = []struct {
 	}},
 	{"notionintegration and papersync", func(mgr ctrl.Manager, d Deps) error {
 		return controller.SetupNotion(mgr, controller.NotionDeps{Out: d.Outbound, OAuth: d.OAuth, ArxivPacer: d.ArxivPacer, PublicURL: d.PublicURL})
+	}},
+	{"calendarwatch", func(mgr ctrl.Manager, d Deps) error {
+		cal, err := gcalendar.New(context.Background(), d.Outbound)
+		if err != nil {
+			return err
+		}
+		return (&calendarwatch.Reconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: d.OAuth, Calendar: cal, Out: d.Outbound,
+			Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: d.PublicURL,
+		}).SetupWithManager(mgr)
 	}},
 }
 

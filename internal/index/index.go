@@ -42,9 +42,14 @@ const (
 	// NotionWebhookPath finds the NotionIntegration whose secret webhook
 	// path a request came in on.
 	NotionWebhookPath = "status.webhookPath"
-	// CalendarChannelID finds the CalendarWatch of a push notification's
-	// X-Goog-Channel-ID (seed 002).
-	CalendarChannelID = "status.channel.id"
+	// CalendarWatchUID finds the CalendarWatch of a push notification:
+	// its channel ids embed the watch's UID (X-Goog-Channel-ID
+	// "sb-<uid>-<sequence>", seed 002), so a channel still being opened
+	// is found before status names it.
+	CalendarWatchUID = "metadata.uid"
+	// CalendarTokenSecret finds the CalendarWatches whose grant is in a
+	// token Secret.
+	CalendarTokenSecret = "calendar.spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
 )
 
 type field struct {
@@ -73,11 +78,11 @@ var fields = []field{
 	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)
 	}},
-	{&v1alpha1.CalendarWatch{}, CalendarChannelID, func(o client.Object) []string {
-		if ch := o.(*v1alpha1.CalendarWatch).Status.Channel; ch != nil {
-			return nonEmpty(ch.ID)
-		}
-		return nil
+	{&v1alpha1.CalendarWatch{}, CalendarWatchUID, func(o client.Object) []string {
+		return nonEmpty(string(o.GetUID()))
+	}},
+	{&v1alpha1.CalendarWatch{}, CalendarTokenSecret, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.CalendarWatch).Spec.OAuth.TokenSecretRef.Name)
 	}},
 }
 

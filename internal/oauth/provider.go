@@ -127,3 +127,9 @@ func (p Provider) WithAssumedLifetime(d time.Duration) Provider {
 	}
 	return p
 }
+
+// WithScopes is p asking for the given scopes.
+func (p Provider) WithScopes(scopes ...string) Provider {
+	p.Scopes = scopes
+	return p
+}

@@ -132,6 +132,7 @@ type Options struct {
 type Client struct {
 	ups     *upstream.Set
 	hc      *http.Client
+	sinkHC  *http.Client
 	timeout time.Duration
 	ua      string
 	metrics *metrics
@@ -156,8 +157,10 @@ func New(ups *upstream.Set, opts Options) (*Client, error) {
 		return nil, err
 	}
 	return &Client{
-		ups:     ups,
-		hc:      &http.Client{Transport: ups.Transport(base), CheckRedirect: ups.CheckRedirect},
+		ups: ups,
+		hc:  &http.Client{Transport: ups.Transport(base), CheckRedirect: ups.CheckRedirect},
+		// A sink is not followed anywhere else: a redirect is its answer.
+		sinkHC:  &http.Client{Transport: base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		timeout: opts.Timeout,
 		ua:      opts.UserAgent,
 		metrics: m,
@@ -224,7 +227,17 @@ type Request struct {
 	Truncate bool
 	// Timeout overrides the client's per-request timeout.
 	Timeout time.Duration
+	// SinkURL, instead of Upstream and Path, is an absolute URL a
+	// resource's owner configured to receive notifications (a
+	// CalendarWatch's HTTP sink). It is not an upstream, so the host
+	// allowlist does not apply; the timeout, the size cap and the error
+	// classification do, and redirects are not followed. Errors and
+	// metrics name the upstream "sink".
+	SinkURL string
 }
+
+// SinkUpstream labels errors and metrics of requests to a SinkURL.
+const SinkUpstream upstream.Name = "sink"
 
 // Response is a successful (2xx) answer, read in full.
 type Response struct {
@@ -241,6 +254,9 @@ type Response struct {
 // answer, a transport failure or an oversized body is an *Error.
 func (c *Client) Do(ctx context.Context, r Request) (*Response, error) {
 	began := time.Now()
+	if r.SinkURL != "" {
+		r.Upstream = SinkUpstream
+	}
 	resp, err := c.do(ctx, r)
 	outcome := "success"
 	if e, ok := Classify(err); ok {
@@ -265,7 +281,10 @@ func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	target := c.ups.Endpoint(r.Upstream, r.Path)
+	target, hc := c.ups.Endpoint(r.Upstream, r.Path), c.hc
+	if r.SinkURL != "" {
+		target, hc = r.SinkURL, c.sinkHC
+	}
 	if len(r.Query) > 0 {
 		target += "?" + r.Query.Encode()
 	}
@@ -282,7 +301,7 @@ func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
 	}
 	req.Header.Set("User-Agent", c.ua)
 
-	resp, err := c.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, transportError(r.Upstream, err, timeout)
 	}

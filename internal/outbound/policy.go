@@ -67,6 +67,11 @@ var (
 	// SlideRetries: 2, 4 and 8 seconds ±20 %, four attempts in all (seed
 	// 001 §7.2; the seed leaves Cloudflare Queues' spacing open).
 	SlideRetries = Schedule{Base: 2 * time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: 0.2}
+	// ChannelRetries spaces attempts to open a Google push channel that
+	// failed: 1 s doubling to an hour, ±10 %. The backup sync goes on
+	// meanwhile (seed 002 "Graceful Degradation"), so nothing is lost
+	// while a refused address waits for a person to fix it.
+	ChannelRetries = Schedule{Base: time.Second, Max: time.Hour, Jitter: DefaultJitter}
 	// Recheck looks again at an object whose retries ran out, as
 	// cert-manager retries a failed issuance: 1 h doubling to 24 h, ±10 %.
 	// An upstream outage longer than a schedule's few seconds then heals

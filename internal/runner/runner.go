@@ -112,6 +112,11 @@ type Runner[T Object] struct {
 	// Transient is the schedule of Transient outcomes (DefaultTransient
 	// when its Base is 0).
 	Transient outbound.Schedule
+	// Exhausted, when set, is the wait after a Transient outcome once the
+	// Transient schedule's retries are spent: the kind's normal timer
+	// (CalendarWatch: 1, 2, 4, 8, 16 s, then the backup sync interval,
+	// seed 002 "Sync Errors"). Without it the schedule goes on doubling.
+	Exhausted func(T) time.Duration
 
 	failures sync.Map // types.NamespacedName → int: consecutive Transient outcomes
 }
@@ -197,6 +202,9 @@ func (r *Runner[T]) finish(ctx context.Context, obj T, out Outcome) ctrl.Result 
 			n = v.(int) + 1
 		}
 		r.failures.Store(key, n)
+		if r.Exhausted != nil && r.schedule().Exhausted(n) {
+			return ctrl.Result{RequeueAfter: max(outbound.Jitter(r.Exhausted(obj), outbound.DefaultJitter), outbound.RetryAfterOf(out.err))}
+		}
 		return ctrl.Result{RequeueAfter: r.schedule().After(n, out.err)}
 	case kindStall:
 		status.MarkStalled(obj, out.reason, msg)

@@ -1,0 +1,271 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package calendarwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+// Keys of the channel Secret (<name>-calendar), which the watch owns.
+const (
+	// ChannelTokenKey is the token Google echoes in X-Goog-Channel-Token.
+	ChannelTokenKey = "channelToken"
+	// SyncTokenKey is the last page's nextSyncToken.
+	SyncTokenKey = "syncToken"
+	// PageTokenKey is the cursor of a sync interrupted between pages, with
+	// the sync token it belongs to in SyncTokenKey.
+	PageTokenKey = "pageToken"
+)
+
+// ChannelSecretName is the name of a watch's channel Secret.
+func ChannelSecretName(watch string) string { return watch + "-calendar" }
+
+// channelTokenBytes: 256 bits, 43 characters in base64url (Google allows
+// 256).
+const channelTokenBytes = 32
+
+// channelSecret keeps the Secret holding the channel token and the sync
+// cursor, and the token's hash in status for the webhook.
+func (r *Reconciler) channelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch, _ *runner.Run) runner.Outcome {
+	sec, err := r.readChannelSecret(ctx, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		tok := capability.Random(channelTokenBytes)
+		sec = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: ChannelSecretName(obj.Name),
+				Labels: map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue}},
+			Data: map[string][]byte{ChannelTokenKey: []byte(tok)},
+		}
+		if err := controllerutil.SetControllerReference(obj, sec, r.Scheme()); err != nil {
+			return runner.Stall(v1alpha1.InvalidSpecReason, err)
+		}
+		if err := r.Create(ctx, sec); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return runner.Stall(v1alpha1.ConnectSecretConflictReason,
+					fmt.Errorf("a Secret named %s exists and is not owned by this CalendarWatch; rename or delete it", sec.Name))
+			}
+			return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("create Secret %s: %w", sec.Name, err))
+		}
+	case err != nil:
+		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
+	case !metav1.IsControlledBy(sec, obj):
+		return runner.Stall(v1alpha1.ConnectSecretConflictReason,
+			fmt.Errorf("a Secret named %s exists and is not owned by this CalendarWatch; rename or delete it", sec.Name))
+	}
+	obj.Status.ChannelTokenSecretName = sec.Name
+	obj.Status.ChannelTokenHash = gcalendar.HashToken(string(sec.Data[ChannelTokenKey]))
+	return runner.Continue()
+}
+
+func (r *Reconciler) readChannelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch) (*corev1.Secret, error) {
+	var sec corev1.Secret
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: ChannelSecretName(obj.Name)}, &sec); err != nil {
+		return nil, err
+	}
+	if len(sec.Data[ChannelTokenKey]) == 0 {
+		return nil, fmt.Errorf("secret %s has no key %s", sec.Name, ChannelTokenKey)
+	}
+	return &sec, nil
+}
+
+// renewAt is when a channel is renewed: renewBefore ahead of its
+// expiration, up to a tenth of that earlier, spread by the channel id so
+// that channels opened together are not renewed together (and the same
+// instant on every reconcile). Google may grant less than asked: a channel
+// whose whole life is shorter than renewBefore is renewed halfway through
+// it, never at once and again at once. The life is known from the
+// channel's sequence, the Unix milliseconds it was opened at.
+func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
+	if ch == nil || ch.Expiration == nil {
+		return time.Time{}
+	}
+	if life := ch.Expiration.Sub(time.UnixMilli(seqOf(ch))); life > 0 && life <= renewBefore {
+		renewBefore = life / 2
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(ch.ID))
+	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1))
+	return ch.Expiration.Add(-renewBefore - spread)
+}
+
+func seqOf(ch *v1alpha1.ChannelStatus) int64 {
+	if ch == nil {
+		return 0
+	}
+	_, seq, _ := gcalendar.ParseChannelID(ch.ID)
+	return seq
+}
+
+// channel opens the push channel, renews it before it expires (the new one
+// first, then the old one stopped: no gap), and retries a refused one on a
+// backoff. It never ends the reconcile: without a channel the backup sync
+// still deletes appointments (seed 002 "Graceful Degradation").
+func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
+	st := &obj.Status
+	r.stopPrevious(ctx, obj, run)
+	if r.PublicURL == "" {
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "NoPublicURL",
+			"the manager has no --public-url, so Google cannot be told where to push; the backup sync runs every "+obj.Spec.BackupSyncInterval.Duration.String())
+		return runner.Continue()
+	}
+	cur := st.Channel
+	due := renewAt(cur, obj.Spec.Channel.RenewBefore.Duration)
+	if cur != nil && run.Now.Before(due) && !run.Requested {
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
+			"channel "+cur.ID+" open until "+cur.Expiration.UTC().Format(time.RFC3339))
+		run.RequeueAt(due)
+		return runner.Continue()
+	}
+	if cur != nil && cur.Expiration != nil && !run.Now.Before(cur.Expiration.Time) {
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "ChannelExpired", "channel "+cur.ID+" expired; opening a new one")
+	}
+	if at := st.NextChannelAttemptAt; at != nil && run.Now.Before(at.Time) && !run.Requested {
+		run.RequeueAt(at.Time)
+		return runner.Continue()
+	}
+	sec, err := r.readChannelSecret(ctx, obj)
+	if err != nil {
+		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
+	}
+	// Status must name the token's hash before Google may push on the new
+	// channel; it does after the first reconcile, this write covers it.
+	if err := run.Patcher.Patch(ctx, obj); err != nil {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
+	}
+	seq := max(run.Now.UnixMilli(), seqOf(cur)+1, seqOf(st.PreviousChannel)+1)
+	ch, err := r.Calendar.Watch(ctx, run.Token, gcalendar.WatchRequest{
+		CalendarID: obj.Spec.CalendarID, ID: gcalendar.ChannelID(obj.UID, seq), Token: string(sec.Data[ChannelTokenKey]),
+		Address: trimPublicURL(r.PublicURL) + gcalendar.PushPath, Expiration: run.Now.Add(obj.Spec.Channel.TTL.Duration),
+	})
+	if err != nil {
+		if errors.Is(err, gcalendar.ErrUnauthorized) {
+			return r.reauth(obj, err)
+		}
+		st.ChannelFailures++
+		next := metav1.NewTime(run.Now.Add(outbound.ChannelRetries.After(int(st.ChannelFailures), err)))
+		st.NextChannelAttemptAt = &next
+		reason := v1alpha1.UpstreamUnavailableReason
+		if outbound.IsPermanent(err) {
+			reason = v1alpha1.ChannelRefusedReason
+		}
+		if c := status.Get(obj, v1alpha1.ChannelReadyCondition); c == nil || c.Reason != reason {
+			r.event(obj, nil, corev1.EventTypeWarning, reason, "OpenChannel", fmt.Sprintf("could not open a push channel (the backup sync goes on; next attempt %s): %v", next.UTC().Format(time.RFC3339), err))
+		}
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, reason,
+			fmt.Sprintf("%v; next attempt at %s, the backup sync goes on meanwhile", err, next.UTC().Format(time.RFC3339)))
+		run.RequeueAt(next.Time)
+		return runner.Continue()
+	}
+	if ch.Expiration.IsZero() {
+		ch.Expiration = run.Now.Add(obj.Spec.Channel.TTL.Duration)
+	}
+	exp := metav1.NewTime(ch.Expiration)
+	if cur != nil {
+		st.PreviousChannel = cur
+	}
+	st.Channel = &v1alpha1.ChannelStatus{ID: ch.ID, ResourceID: ch.ResourceID, Expiration: &exp}
+	st.ChannelFailures, st.NextChannelAttemptAt = 0, nil
+	verb := "opened"
+	if cur != nil {
+		verb = "renewed: opened"
+	}
+	r.event(obj, nil, corev1.EventTypeNormal, "ChannelOpened", "OpenChannel",
+		fmt.Sprintf("push channel %s %s, expires %s", verb, ch.ID, exp.UTC().Format(time.RFC3339)))
+	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
+		"channel "+ch.ID+" open until "+exp.UTC().Format(time.RFC3339))
+	// Switch status to the new channel before stopping the old one: while
+	// both deliver, both are accepted (the sync deduplicates the work).
+	if err := run.Patcher.Patch(ctx, obj); err != nil {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
+	}
+	r.stopPrevious(ctx, obj, run)
+	run.RequeueAt(renewAt(st.Channel, obj.Spec.Channel.RenewBefore.Duration))
+	return runner.Continue()
+}
+
+// stopPrevious stops the channel a renewal replaced; a failure leaves it in
+// status (still accepted) and is tried again on the next reconcile. One
+// past its expiration is simply forgotten.
+func (r *Reconciler) stopPrevious(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) {
+	prev := obj.Status.PreviousChannel
+	if prev == nil {
+		return
+	}
+	if prev.Expiration == nil || run.Now.Before(prev.Expiration.Time) {
+		if err := r.Calendar.Stop(ctx, run.Token, prev.ID, prev.ResourceID); err != nil {
+			run.RequeueAt(run.Now.Add(outbound.CalendarRetries.After(1, err)))
+			return
+		}
+		r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped the replaced push channel "+prev.ID)
+	}
+	obj.Status.PreviousChannel = nil
+}
+
+// release stops every channel of a watch that is suspended or deleted. It
+// needs the grant; without one (deleted, revoked) the runner's bounded
+// give-up lets a deletion complete, and the channel expires by itself.
+func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
+	st := &obj.Status
+	if st.Channel == nil && st.PreviousChannel == nil {
+		return runner.Continue()
+	}
+	if out := r.grant.Grant(ctx, obj, run); out.Kind() != "continue" {
+		return out
+	}
+	for _, ch := range []**v1alpha1.ChannelStatus{&st.PreviousChannel, &st.Channel} {
+		c := *ch
+		if c == nil {
+			continue
+		}
+		if err := r.Calendar.Stop(ctx, run.Token, c.ID, c.ResourceID); err != nil {
+			if errors.Is(err, gcalendar.ErrUnauthorized) {
+				return r.reauth(obj, err)
+			}
+			return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("stop channel %s: %w", c.ID, err))
+		}
+		r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped push channel "+c.ID)
+		*ch = nil
+	}
+	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "Stopped", "no push channel: the watch is suspended or being deleted")
+	return runner.Continue()
+}
+
+// reauth marks a grant Google refused: a person must connect again.
+func (r *Reconciler) reauth(obj *v1alpha1.CalendarWatch, err error) runner.Outcome {
+	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
+	if c := status.Get(obj, v1alpha1.StalledCondition); c == nil || c.Reason != v1alpha1.ReauthRequiredReason {
+		r.event(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Sync", "connect again: "+err.Error())
+	}
+	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
+}

@@ -1,0 +1,182 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package calendarwatch is the CalendarWatch controller (seed 002): a
+// Google push channel kept open without a gap, incremental sync with the
+// sync token, and the appointments of cancelled events deleted.
+package calendarwatch
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+// +kubebuilder:rbac:groups=switchboard.dev,resources=calendarwatches,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=calendarwatches/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=calendarwatches/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Calendar is what the controller calls of the Google Calendar API;
+// *gcalendar.Client is the implementation.
+type Calendar interface {
+	Watch(ctx context.Context, token string, r gcalendar.WatchRequest) (gcalendar.Channel, error)
+	Stop(ctx context.Context, token, id, resourceID string) error
+	List(ctx context.Context, token string, r gcalendar.ListRequest) (gcalendar.Page, error)
+}
+
+// Reconciler reconciles CalendarWatches.
+type Reconciler struct {
+	client.Client
+	// APIReader reads what the cache does not hold: a person's Secrets
+	// (the HTTP sink's signing key) and the appointment objects, whose
+	// kind is the user's choice and gets no informer.
+	APIReader client.Reader
+	OAuth     oauth.TokenSource
+	Calendar  Calendar
+	// Out posts to HTTP sinks.
+	Out      *outbound.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// PublicURL is the webhook server's public base URL: the connect link,
+	// and each channel's address (PublicURL + gcalendar.PushPath). Without it no
+	// channel is opened and the backup sync alone keeps appointments true.
+	PublicURL string
+
+	grant *oauth.Phases[*v1alpha1.CalendarWatch]
+}
+
+// Runner builds the reconcile runner.
+func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.CalendarWatch] {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	r.grant = &oauth.Phases[*v1alpha1.CalendarWatch]{
+		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "calendar", PublicURL: r.PublicURL,
+		Provider:          func(*v1alpha1.CalendarWatch) oauth.Provider { return gcalendar.OAuthProvider },
+		Credentials:       func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth },
+		RefreshBefore:     func(w *v1alpha1.CalendarWatch) time.Duration { return w.Spec.TokenRefreshBefore.Duration },
+		ConnectSecretName: func(w *v1alpha1.CalendarWatch) *string { return &w.Status.ConnectSecretName },
+		Granted:           granted,
+	}
+	return &runner.Runner[*v1alpha1.CalendarWatch]{
+		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
+		New:       func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
+		Suspended: func(w *v1alpha1.CalendarWatch) bool { return w.Spec.Suspend },
+		Normal: []runner.Phase[*v1alpha1.CalendarWatch]{
+			r.grant.Connect, r.grant.Grant, r.channelSecret, r.channel, r.sync, r.deliver, r.ready,
+		},
+		Suspend: []runner.Phase[*v1alpha1.CalendarWatch]{r.release},
+		Delete:  []runner.Phase[*v1alpha1.CalendarWatch]{r.release},
+		// Network errors and 5xx: 1, 2, 4, 8, 16 s, never sooner than
+		// Retry-After, then the backup sync timer (seed 002 "Sync Errors").
+		Transient: outbound.Schedule{Base: outbound.CalendarRetries.Base, Retries: outbound.CalendarRetries.Retries, Max: outbound.MaxRetryAfter},
+		Exhausted: func(w *v1alpha1.CalendarWatch) time.Duration { return w.Spec.BackupSyncInterval.Duration },
+	}
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.CalendarWatch{}, builder.WithPredicates(predicate.Or(status.SpecOrRequest(), notified{}))).
+		// The token Secret the OAuth callback writes reconciles its watches.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.watchesUsing)).
+		// The connect Secret and the channel Secret.
+		Owns(&corev1.Secret{}).
+		Named("calendarwatch").
+		Complete(r.Runner())
+}
+
+// notified lets through a new push notification recorded by the webhook.
+type notified struct{ predicate.Funcs }
+
+func (notified) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return false
+	}
+	return e.ObjectOld.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation] !=
+		e.ObjectNew.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation]
+}
+
+func (r *Reconciler) watchesUsing(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.CalendarWatchList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.CalendarTokenSecret: o.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, w := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
+	}
+	return reqs
+}
+
+func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related *ObjectRef, typ, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	if related != nil {
+		r.Recorder.Eventf(obj, related.ref(), typ, reason, action, "%s", note)
+		return
+	}
+	r.Recorder.Eventf(obj, nil, typ, reason, action, "%s", note)
+}
+
+func trimPublicURL(u string) string { return strings.TrimSuffix(u, "/") }
+
+// granted records the grant's expiry.
+func granted(obj *v1alpha1.CalendarWatch, tok oauth.Token, _ *runner.Run) {
+	if st := &obj.Status; !tok.Expiry.IsZero() && (st.TokenExpiresAt == nil || !st.TokenExpiresAt.Time.Equal(tok.Expiry)) {
+		exp := metav1.NewTime(tok.Expiry)
+		st.TokenExpiresAt = &exp
+	}
+}
+
+// ready: the grant works and the last sync succeeded. A channel that
+// could not be opened leaves the watch Ready (the backup sync keeps
+// appointments true) with ChannelReady=False saying why.
+func (r *Reconciler) ready(_ context.Context, obj *v1alpha1.CalendarWatch, _ *runner.Run) runner.Outcome {
+	msg := "synced; "
+	if ch := obj.Status.Channel; ch != nil && status.IsTrue(obj, v1alpha1.ChannelReadyCondition) {
+		msg += "push channel " + ch.ID + " open"
+	} else {
+		msg += "no push channel (see ChannelReady): the backup sync runs every " + obj.Spec.BackupSyncInterval.Duration.String()
+	}
+	status.MarkReady(obj, v1alpha1.SucceededReason, msg)
+	return runner.Continue()
+}

@@ -1,0 +1,214 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/index"
+)
+
+func init() {
+	Register(Family{Name: "calendar", Routes: calendarRoutes})
+	RegisterOAuthTarget("calendar", OAuthTarget{
+		Kind:     "calendarwatch",
+		Provider: gcalendar.OAuthProvider,
+		Resolve:  resolveCalendarWatch,
+	})
+}
+
+// resolveCalendarWatch reads a CalendarWatch for the OAuth routes.
+func resolveCalendarWatch(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
+	w := &v1alpha1.CalendarWatch{}
+	if err := d.APIReader.Get(ctx, key, w); err != nil {
+		return nil, err
+	}
+	res := &OAuthResource{Object: w, Credentials: w.Spec.OAuth}
+	if c := meta.FindStatusCondition(w.Status.Conditions, v1alpha1.AuthenticatedCondition); c != nil {
+		res.Authenticated = c.Status
+	}
+	return res, nil
+}
+
+func calendarRoutes(d Deps) []Route {
+	return []Route{{Pattern: "POST " + gcalendar.PushPath, Handler: calendarPush(d)}}
+}
+
+// The headers of a Google push notification
+// (https://developers.google.com/calendar/api/guides/push, "Understanding
+// the notification message format"). The body is empty.
+const (
+	hdrChannelID  = "X-Goog-Channel-Id"
+	hdrToken      = "X-Goog-Channel-Token"
+	hdrResourceID = "X-Goog-Resource-Id"
+	hdrState      = "X-Goog-Resource-State"
+	hdrMessageNum = "X-Goog-Message-Number"
+	hdrExpiration = "X-Goog-Channel-Expiration"
+)
+
+// pushStates are the X-Goog-Resource-State values of a watched resource.
+var pushStates = []string{"sync", "exists", "not_exists"}
+
+// calendarPush accepts a Google Calendar push notification (seed 002
+// "Webhook Errors"): 400 for missing or malformed headers, 404 for a
+// channel no watch has (or one already stopped), 401 for a wrong or
+// missing token (logged with the source address, never the token), 410 for
+// an expired channel (and the watch is told to renew). A `sync` message
+// and a message number already seen change nothing; any other is recorded
+// on the watch in one metadata patch before 200 (503 if that write fails,
+// so Google retries). The controller's incremental sync does the work, so
+// a burst of notifications is one sync.
+func calendarPush(d Deps) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		h := r.Header
+		var missing []string
+		for _, k := range []string{hdrChannelID, hdrResourceID, hdrState, hdrMessageNum} {
+			if h.Get(k) == "" {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return Errorf(http.StatusBadRequest, "not a Google push notification: headers missing").WithDetails(map[string]any{"missing": missing})
+		}
+		id, state := h.Get(hdrChannelID), h.Get(hdrState)
+		num, err := strconv.ParseInt(h.Get(hdrMessageNum), 10, 64)
+		if err != nil || num < 1 {
+			return Errorf(http.StatusBadRequest, "%s must be a positive integer", hdrMessageNum).WithDetails(map[string]any{"header": hdrMessageNum})
+		}
+		if !slices.Contains(pushStates, state) {
+			return Errorf(http.StatusBadRequest, "%s must be one of %v", hdrState, pushStates).WithDetails(map[string]any{"header": hdrState})
+		}
+
+		uid, seq, ok := gcalendar.ParseChannelID(id)
+		if !ok {
+			return Errorf(http.StatusNotFound, "unknown channel")
+		}
+		var list v1alpha1.CalendarWatchList
+		if err := d.Client.List(r.Context(), &list, client.MatchingFields{index.CalendarWatchUID: string(uid)}); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return Errorf(http.StatusNotFound, "unknown channel")
+		}
+		cw := &list.Items[0]
+		st := &cw.Status
+		if tok := h.Get(hdrToken); tok == "" || st.ChannelTokenHash == "" || !capability.Equal(gcalendar.HashToken(tok), st.ChannelTokenHash) {
+			logr.FromContextOrDiscard(r.Context()).Info("push notification refused: wrong or missing channel token",
+				"calendarwatch", types.NamespacedName{Namespace: cw.Namespace, Name: cw.Name}, "source", sourceAddr(r))
+			return Errorf(http.StatusUnauthorized, "wrong or missing channel token")
+		}
+
+		// Which of the watch's channels: the open one, the one a renewal
+		// replaced (accepted until it is stopped), or one being opened
+		// (its sync message may arrive before events.watch returns).
+		var known *v1alpha1.ChannelStatus
+		switch {
+		case st.Channel != nil && st.Channel.ID == id:
+			known = st.Channel
+		case st.PreviousChannel != nil && st.PreviousChannel.ID == id:
+			known = st.PreviousChannel
+		case seq > channelSeq(st.Channel):
+		default:
+			return Errorf(http.StatusNotFound, "unknown channel: it was stopped")
+		}
+		now := time.Now()
+		if exp := expirationOf(known, h.Get(hdrExpiration)); !exp.IsZero() && now.After(exp) {
+			if known == st.Channel && known != nil {
+				// Tell the watch to renew at once.
+				if err := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: "expired"}); err != nil {
+					return Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
+				}
+			}
+			return Errorf(http.StatusGone, "the channel expired")
+		}
+		if state == "sync" || cw.Spec.Suspend || seen(cw, id, num) {
+			WriteJSON(w, http.StatusOK, map[string]any{"accepted": false})
+			return nil
+		}
+		if err := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: state}); err != nil {
+			return Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"accepted": true})
+		return nil
+	}
+}
+
+// seen reports a message number at or below the last one recorded or
+// handled for that channel: a duplicate or a late one, already covered.
+func seen(cw *v1alpha1.CalendarWatch, id string, num int64) bool {
+	if n, ok := gcalendar.ParseNotification(cw.Annotations[v1alpha1.CalendarNotificationAnnotation]); ok && n.ChannelID == id && num <= n.MessageNumber {
+		return true
+	}
+	last := cw.Status.LastNotification
+	return last != nil && last.ChannelID == id && num <= last.MessageNumber
+}
+
+// recordNotification writes the annotation in one merge patch of the
+// metadata: no status write (that is the controller's), no conflict with
+// the controller's writes. Two notifications patched at once may leave
+// the lower number; either way the watch syncs after both arrived.
+func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		v1alpha1.CalendarNotificationAnnotation: n.String()}}})
+	if err != nil {
+		return err
+	}
+	return d.Client.Patch(ctx, cw.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+}
+
+func channelSeq(ch *v1alpha1.ChannelStatus) int64 {
+	if ch == nil {
+		return 0
+	}
+	_, seq, _ := gcalendar.ParseChannelID(ch.ID)
+	return seq
+}
+
+// expirationOf is the channel's expiration as status has it, or as Google
+// states it in X-Goog-Channel-Expiration (RFC 1123) for a channel status
+// does not name yet.
+func expirationOf(ch *v1alpha1.ChannelStatus, header string) time.Time {
+	if ch != nil && ch.Expiration != nil {
+		return ch.Expiration.Time
+	}
+	if t, err := http.ParseTime(header); err == nil {
+		return t
+	}
+	return time.Time{}
+}
+
+// sourceAddr is the peer's address, for logs of refused requests.
+func sourceAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
