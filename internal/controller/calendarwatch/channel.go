@@ -269,3 +269,7 @@ func (r *Reconciler) reauth(obj *v1alpha1.CalendarWatch, err error) runner.Outco
 	}
 	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
 }
+
+// ChannelIDFor is the id of a channel of the watch opened at t (tests and
+// tools).
+func ChannelIDFor(uid types.UID, t time.Time) string { return gcalendar.ChannelID(uid, t.UnixMilli()) }

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+// Package calendar_test runs CalendarWatch end to end on a real API
+// server: the controller in a manager, the webhook server's push and OAuth
+// routes, and the sandbox's Google OAuth and Calendar, whose push sender
+// posts to the webhook as Google would.
+package calendar_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+var (
+	env      *testenv.Env
+	box      *sandbox.Server
+	googleEm = sandbox.NewGoogleOAuth()
+	calEm    = sandbox.NewGoogleCalendar(googleEm)
+	hookURL  string
+)
+
+func TestMain(m *testing.M) {
+	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+		googleEm.AddClient("cal-client", "cal-secret")
+		calEm.PushRetryBase = 20 * time.Millisecond
+		box = sandbox.New(googleEm, calEm)
+		srv := httptest.NewServer(box)
+		ups := sandbox.Upstreams(srv.URL)
+		out, err := outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		if err != nil {
+			return nil, err
+		}
+		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return nil, err
+		}
+		hookSrv := httptest.NewUnstartedServer(nil)
+		hookURL = "http://" + hookSrv.Listener.Addr().String()
+		cal, err := gcalendar.New(context.Background(), out)
+		if err != nil {
+			return nil, err
+		}
+		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+		if err := (&calendarwatch.Reconciler{
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
+			Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hookURL,
+		}).SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+		hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
+				PublicURL: hookURL, StateNamespace: "default"},
+			webhook.Registered()...)
+		if err != nil {
+			return nil, err
+		}
+		hookSrv.Config.Handler = hook.Handler()
+		hookSrv.Start()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := mgr.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		}()
+		return func() { cancel(); <-done; calEm.Close(); hookSrv.Close(); srv.Close() }, nil
+	})
+}
