@@ -59,8 +59,14 @@ type seed struct {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:9090", "Address to listen on (keep it on loopback: the sandbox has no authentication).")
 	seedFile := flag.String("seed", "", "JSON file with initial data: {\"googleOAuth\":{\"clients\":{\"ID\":\"SECRET\"}}}.")
+	maxChannelTTL := flag.Duration("calendar-max-channel-ttl", 7*24*time.Hour,
+		"Longest life the Google Calendar emulator grants a push channel (Google: 7 days). A few seconds makes a CalendarWatch renew its channel within the demo.")
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if *maxChannelTTL <= 0 {
+		log.Error("--calendar-max-channel-ttl must be positive", "value", maxChannelTTL.String())
+		os.Exit(1)
+	}
 
 	google := sandbox.NewGoogleOAuth()
 	var sd seed
@@ -98,6 +104,7 @@ func main() {
 	// Google Calendar answers to access tokens of the Google OAuth emulator;
 	// its controls are under /_sandbox/calendar/.
 	calendar := sandbox.NewGoogleCalendar(google)
+	calendar.MaxChannelTTL = *maxChannelTTL
 	defer calendar.Close()
 	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar)
 
