@@ -128,7 +128,7 @@ func (d *demo) run(ctx context.Context) error {
            "pages":["Reading list"]}}`), 0o600); err != nil {
 		return err
 	}
-	if err := d.start("sandbox", "--addr", ports[0], "--seed", seedPath); err != nil {
+	if err := d.start("sandbox", "--addr", ports[0], "--seed", seedPath, "--calendar-max-channel-ttl", calendarChannelTTL.String()); err != nil {
 		return err
 	}
 	if err := local.WaitOK(ctx, sandboxURL+"/_sandbox/routes", time.Minute); err != nil {
@@ -192,6 +192,10 @@ func (d *demo) run(ctx context.Context) error {
 
 	step("checking the webhook server's guards")
 	if err := checkWebhook(webhookURL); err != nil {
+		return err
+	}
+
+	if err := d.calendar(ctx, sandboxURL, webhookURL); err != nil {
 		return err
 	}
 
@@ -398,7 +402,7 @@ func (d *demo) slides(ctx context.Context) error {
 // with its database.
 func (d *demo) connectNotion(ctx context.Context, webhookURL string) error {
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	link, err := d.connectLink(ctx, webhookURL)
+	link, err := d.connectLink(ctx, webhookURL, "notion", "research")
 	if err != nil {
 		return err
 	}
@@ -534,17 +538,17 @@ func checkWebhook(base string) error {
 }
 
 // connectLink waits for the connect Secret the manager mints for the
-// integration and returns its link.
-func (d *demo) connectLink(ctx context.Context, webhookURL string) (string, error) {
+// resource name (OAuth target target) and returns its link.
+func (d *demo) connectLink(ctx context.Context, webhookURL, target, name string) (string, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var sec corev1.Secret
-		err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "research-oauth-connect"}, &sec)
-		if u := string(sec.Data["url"]); err == nil && strings.HasPrefix(u, webhookURL+"/oauth/notion/connect?") {
+		err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name + "-oauth-connect"}, &sec)
+		if u := string(sec.Data["url"]); err == nil && strings.HasPrefix(u, webhookURL+"/oauth/"+target+"/connect?") {
 			return u, nil
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("no connect link in Secret %s/research-oauth-connect after 60s (last read: %w)", namespace, err)
+			return "", fmt.Errorf("no connect link in Secret %s/%s-oauth-connect after 60s (last read: %w)", namespace, name, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,390 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+)
+
+// The CalendarWatch part of the demo drives the sample "visits": it
+// watches the sandbox's "primary" calendar and deletes ConfigMaps labelled
+// with a cancelled event's id.
+const (
+	calendarWatch = "visits"
+	eventIDLabel  = "switchboard.dev/calendar-event-id"
+	// calendarChannelTTL is the longest channel life the sandbox grants
+	// (--calendar-max-channel-ttl). Shorter than the watch's renewBefore
+	// (24 h), so the controller renews each channel halfway through it:
+	// a renewal every few seconds, where Google's 7 days would take 6.
+	calendarChannelTTL = 10 * time.Second
+)
+
+// calendar connects the sample CalendarWatch, cancels an event and shows
+// its appointment deleted, then shows a channel renewal.
+func (d *demo) calendar(ctx context.Context, sandboxURL, webhookURL string) error {
+	step("CalendarWatch: connecting Google Calendar through the OAuth routes, as a browser would")
+	if err := d.connectCalendar(ctx, webhookURL); err != nil {
+		return err
+	}
+	w, err := d.waitWatch(ctx, "Ready with an open push channel", func(w *v1alpha1.CalendarWatch) bool {
+		return meta.IsStatusConditionTrue(w.Status.Conditions, v1alpha1.ReadyCondition) &&
+			meta.IsStatusConditionTrue(w.Status.Conditions, v1alpha1.ChannelReadyCondition) &&
+			w.Status.Channel != nil && w.Status.LastSyncTime != nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    CalendarWatch %s Ready: %s\n", calendarWatch, meta.FindStatusCondition(w.Status.Conditions, v1alpha1.ReadyCondition).Message)
+	fmt.Printf("    channel %s (resource %s), expires %s: the sandbox grants at most %s\n",
+		w.Status.Channel.ID, w.Status.Channel.ResourceID, w.Status.Channel.Expiration.UTC().Format(time.RFC3339), calendarChannelTTL)
+
+	step("CalendarWatch: the push route refuses what Google would not send")
+	if err := checkCalendarPush(webhookURL, w.Status.Channel.ID); err != nil {
+		return err
+	}
+
+	step("CalendarWatch: an event is cancelled in Google Calendar; its appointment is deleted")
+	if err := d.cancelAppointment(ctx, sandboxURL); err != nil {
+		return err
+	}
+
+	step("CalendarWatch: the push channel is renewed (new channel first, then the old one stopped)")
+	return d.renewal(ctx, sandboxURL)
+}
+
+// connectCalendar creates the empty token Secret the sample names, reads
+// the one-use connect link and follows it through the sandbox's consent to
+// the callback.
+func (d *demo) connectCalendar(ctx context.Context, webhookURL string) error {
+	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "calendar-token", Namespace: namespace}}
+	if err := d.c.Create(ctx, tok); err != nil {
+		return fmt.Errorf("create Secret calendar-token: %w", err)
+	}
+	fmt.Println("    Secret calendar-token created empty (the callback fills it); google-client holds the OAuth client")
+	w, err := d.waitWatch(ctx, "waiting for a grant (Stalled/ReauthRequired)", func(w *v1alpha1.CalendarWatch) bool {
+		c := meta.FindStatusCondition(w.Status.Conditions, v1alpha1.StalledCondition)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReauthRequiredReason
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    before connecting: Stalled=True reason=%s\n", meta.FindStatusCondition(w.Status.Conditions, v1alpha1.StalledCondition).Reason)
+
+	link, err := d.connectLink(ctx, webhookURL, "calendar", calendarWatch)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", namespace, calendarWatch)
+	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	next := link
+	for hop := 0; ; hop++ {
+		if hop == 3 {
+			return errors.New("the OAuth flow did not reach the callback in 3 hops")
+		}
+		resp, err := browser.Get(next)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusFound {
+			next = resp.Header.Get("Location")
+			host := next
+			if i := strings.Index(host, "?"); i >= 0 {
+				host = host[:i]
+			}
+			fmt.Printf("    %d → %s\n", resp.StatusCode, host)
+			continue
+		}
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Connected")) {
+			return fmt.Errorf("OAuth callback answered %d: %s", resp.StatusCode, body)
+		}
+		fmt.Println("    callback answered 200 \"Connected\": Secret demo/calendar-token now holds the grant")
+		return nil
+	}
+}
+
+// checkCalendarPush posts notifications Google would not send.
+func checkCalendarPush(webhookURL, channelID string) error {
+	push := func(what string, h map[string]string, status int) error {
+		req, _ := http.NewRequest(http.MethodPost, webhookURL+"/calendar/push", http.NoBody)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != status {
+			return fmt.Errorf("%s: got %d %s, want %d", what, resp.StatusCode, body, status)
+		}
+		fmt.Printf("    %-34s → %d %s\n", what, resp.StatusCode, strings.TrimSpace(string(body)))
+		return nil
+	}
+	headers := func(id, token string) map[string]string {
+		return map[string]string{"X-Goog-Channel-ID": id, "X-Goog-Channel-Token": token, "X-Goog-Resource-ID": "demo",
+			"X-Goog-Resource-State": "exists", "X-Goog-Message-Number": "1000000"}
+	}
+	if err := push("no X-Goog-* headers", nil, http.StatusBadRequest); err != nil {
+		return err
+	}
+	if err := push("a channel no watch has", headers("sb-00000000-0000-0000-0000-000000000000-1", "x"), http.StatusNotFound); err != nil {
+		return err
+	}
+	return push("the open channel, a wrong token", headers(channelID, "not-the-channel-token"), http.StatusUnauthorized)
+}
+
+// cancelAppointment creates two events and an appointment ConfigMap for
+// each, cancels one event in the sandbox's calendar, and waits for its
+// appointment to be deleted by the push → sync → delete path.
+func (d *demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
+	start := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
+	visit, err := createEvent(sandboxURL, "Visit: ACME plant tour", start)
+	if err != nil {
+		return err
+	}
+	seller, err := createEvent(sandboxURL, "Seller meeting", start.Add(2*time.Hour))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    POST /_sandbox/calendar/calendars/primary/events: %q → %s, %q → %s\n", "Visit: ACME plant tour", visit, "Seller meeting", seller)
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "visit-acme", Namespace: namespace, Labels: map[string]string{eventIDLabel: visit}},
+			Data: map[string]string{"customer": "ACME", "start": start.Format(time.RFC3339)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "seller", Namespace: namespace, Labels: map[string]string{eventIDLabel: seller}},
+			Data: map[string]string{"customer": "Seller Co.", "start": start.Add(2 * time.Hour).Format(time.RFC3339)}},
+	} {
+		if err := d.c.Create(ctx, cm); err != nil {
+			return fmt.Errorf("create ConfigMap %s: %w", cm.Name, err)
+		}
+		fmt.Printf("    ConfigMap %s labelled %s=%s\n", cm.Name, eventIDLabel, cm.Labels[eventIDLabel])
+	}
+	before := &v1alpha1.CalendarWatch{}
+	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, before); err != nil {
+		return err
+	}
+
+	req, _ := http.NewRequest(http.MethodDelete, sandboxURL+"/_sandbox/calendar/calendars/primary/events/"+visit, http.NoBody)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("cancel the event: the sandbox answered %d", resp.StatusCode)
+	}
+	cancelled := time.Now()
+	fmt.Printf("    DELETE /_sandbox/calendar/calendars/primary/events/%s → %d (Google pushes \"exists\" to the channel)\n", visit, resp.StatusCode)
+
+	deadline := cancelled.Add(60 * time.Second)
+	for {
+		err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "visit-acme"}, &corev1.ConfigMap{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New("ConfigMap visit-acme still exists 60s after its event was cancelled")
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("    ConfigMap visit-acme deleted %s after the cancellation\n", time.Since(cancelled).Round(10*time.Millisecond))
+
+	ev, err := d.waitEvent(ctx, "AppointmentDeleted", visit)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    Event %s %s (regarding calendarwatch/%s, related %s/%s): %s\n",
+		ev.Type, ev.Reason, ev.Regarding.Name, strings.ToLower(relatedKind(ev)), relatedName(ev), ev.Note)
+
+	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "seller"}, &corev1.ConfigMap{}); err != nil {
+		return fmt.Errorf("the seller ConfigMap, whose event still exists: %w", err)
+	}
+	fmt.Printf("    ConfigMap seller is still there (its event %s was not cancelled)\n", seller)
+
+	w, err := d.waitWatch(ctx, "the deletion in status", func(w *v1alpha1.CalendarWatch) bool {
+		return w.Status.AppointmentsDeleted > before.Status.AppointmentsDeleted && w.Status.LastNotification != nil
+	})
+	if err != nil {
+		return err
+	}
+	n := w.Status.LastNotification
+	fmt.Printf("    status: notifications=%d syncs=%d appointmentsDeleted=%d recentlyDeletedEventIDs=%v\n",
+		w.Status.Notifications, w.Status.Syncs, w.Status.AppointmentsDeleted, w.Status.RecentlyDeletedEventIDs)
+	fmt.Printf("    status.lastNotification: channel %s, message %d, state %s\n", n.ChannelID, n.MessageNumber, n.ResourceState)
+	if w.Status.Notifications <= before.Status.Notifications {
+		return errors.New("the deletion did not come from a push notification")
+	}
+	return nil
+}
+
+// renewal waits for the controller to replace the open channel, and for
+// the old one to be stopped.
+func (d *demo) renewal(ctx context.Context, sandboxURL string) error {
+	w := &v1alpha1.CalendarWatch{}
+	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, w); err != nil {
+		return err
+	}
+	old := *w.Status.Channel
+	life := old.Expiration.Sub(time.UnixMilli(channelSeq(old.ID)))
+	fmt.Printf("    channel %s: granted %s (less than renewBefore %s), so it is renewed halfway, at about %s\n",
+		old.ID, life.Round(time.Millisecond), w.Spec.Channel.RenewBefore.Duration, old.Expiration.Add(-life/2).UTC().Format("15:04:05.000"))
+	w, err := d.waitWatch(ctx, "a new channel", func(w *v1alpha1.CalendarWatch) bool {
+		return w.Status.Channel != nil && w.Status.Channel.ID != old.ID
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    %s status.channel.id %s → %s (expires %s)\n", time.Now().UTC().Format("15:04:05.000"),
+		old.ID, w.Status.Channel.ID, w.Status.Channel.Expiration.UTC().Format("15:04:05.000"))
+	ev, err := d.waitEvent(ctx, "ChannelStopped", old.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    Event %s %s: %s\n", ev.Type, ev.Reason, ev.Note)
+
+	var open []struct {
+		ID string `json:"id"`
+	}
+	resp, err := http.Get(sandboxURL + "/_sandbox/calendar/calendars/primary/channels")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&open); err != nil {
+		return fmt.Errorf("sandbox channels: %w", err)
+	}
+	ids := make([]string, 0, len(open))
+	for _, ch := range open {
+		if ch.ID == old.ID {
+			return fmt.Errorf("the sandbox still has channel %s open", old.ID)
+		}
+		ids = append(ids, ch.ID)
+	}
+	fmt.Printf("    the sandbox's open channels on \"primary\": %v (%s is stopped)\n", ids, old.ID)
+	return nil
+}
+
+func createEvent(sandboxURL, summary string, start time.Time) (string, error) {
+	var out struct {
+		ID string `json:"id"`
+	}
+	err := postJSON(sandboxURL+"/_sandbox/calendar/calendars/primary/events",
+		map[string]any{"summary": summary, "start": start, "end": start.Add(time.Hour)}, &out)
+	if err != nil {
+		return "", fmt.Errorf("create event %q in the sandbox: %w", summary, err)
+	}
+	return out.ID, nil
+}
+
+// waitWatch polls the sample CalendarWatch until ok, for 60 s.
+func (d *demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.CalendarWatch) bool) (*v1alpha1.CalendarWatch, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		w := &v1alpha1.CalendarWatch{}
+		if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, w); err != nil {
+			return nil, err
+		}
+		if ok(w) {
+			return w, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("CalendarWatch %s: no %s after 60s; conditions: %+v", calendarWatch, what, w.Status.Conditions)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitEvent waits for an Event of the sample CalendarWatch with this
+// reason whose note mentions text.
+func (d *demo) waitEvent(ctx context.Context, reason, text string) (*eventsv1.Event, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var list eventsv1.EventList
+		if err := d.c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			ev := &list.Items[i]
+			if ev.Regarding.Kind == "CalendarWatch" && ev.Regarding.Name == calendarWatch && ev.Reason == reason && strings.Contains(ev.Note, text) {
+				return ev, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no %s Event mentioning %s after 30s", reason, text)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func relatedKind(ev *eventsv1.Event) string {
+	if ev.Related == nil {
+		return ""
+	}
+	return ev.Related.Kind
+}
+
+func relatedName(ev *eventsv1.Event) string {
+	if ev.Related == nil {
+		return ""
+	}
+	return ev.Related.Name
+}
+
+// channelSeq is the Unix milliseconds a channel id "sb-<uid>-<ms>" was
+// opened at.
+func channelSeq(id string) int64 {
+	_, ms, _ := gcalendar.ParseChannelID(id)
+	return ms
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
