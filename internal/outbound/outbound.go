@@ -281,9 +281,9 @@ func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	target, hc := c.ups.Endpoint(r.Upstream, r.Path), c.hc
-	if r.SinkURL != "" {
-		target, hc = r.SinkURL, c.sinkHC
+	target, hc := r.SinkURL, c.sinkHC
+	if r.SinkURL == "" {
+		target, hc = c.ups.Endpoint(r.Upstream, r.Path), c.hc
 	}
 	if len(r.Query) > 0 {
 		target += "?" + r.Query.Encode()

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,10 +130,14 @@ func (r channelRequest) expirationMillis() (int64, bool, error) {
 // with status and Google's error body, as it refuses an address whose
 // domain is not verified for the project (guides/push, "Required
 // properties": the address must be on a valid HTTPS endpoint).
+// A status of 0 accepts the prefix again.
 func (c *GoogleCalendar) RefuseAddress(prefix string, status int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.refusals = append(c.refusals, addressRefusal{prefix: prefix, status: status})
+	c.refusals = slices.DeleteFunc(c.refusals, func(r addressRefusal) bool { return r.prefix == prefix })
+	if status != 0 {
+		c.refusals = append(c.refusals, addressRefusal{prefix: prefix, status: status})
+	}
 }
 
 // SetPushFault replaces the push fault; the zero fault clears it.

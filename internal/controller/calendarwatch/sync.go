@@ -328,8 +328,12 @@ func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *ObjectRef
 func (r *Reconciler) sinkError(verb string, gvk schema.GroupVersionKind, ns string, err error) error {
 	switch {
 	case apierrors.IsForbidden(err):
+		resource := gvk.Kind
+		if m, merr := r.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); merr == nil {
+			resource = m.Resource.GroupResource().String()
+		}
 		return &sinkForbiddenError{fmt.Errorf("the operator may not %s %s in namespace %s: grant its ServiceAccount list and delete on %s (see docs/calendarwatch.md, \"Appointments of another kind\")",
-			verb, gvk.Kind, ns, gvk.GroupKind().String())}
+			verb, gvk.Kind, ns, resource)}
 	case meta.IsNoMatchError(err):
 		return outbound.PermanentError("kubernetes", fmt.Sprintf("sink.objects: the API server serves no kind %s in %s", gvk.Kind, gvk.GroupVersion()), err)
 	}

@@ -1,0 +1,522 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package calendarwatch
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+func TestFirstReconcileOpensAChannelAndKeepsTokensInTheSecret(t *testing.T) {
+	f := newFixture(t, nil)
+	res := f.reconcile(t)
+	w := f.watch(t)
+	if !status.IsTrue(w, v1alpha1.ReadyCondition) || !status.IsTrue(w, v1alpha1.ChannelReadyCondition) || !status.IsTrue(w, v1alpha1.SyncedCondition) {
+		t.Fatalf("conditions %+v", w.Status.Conditions)
+	}
+	ch := w.Status.Channel
+	if ch == nil || !strings.HasPrefix(ch.ID, "sb-"+string(w.UID)+"-") || len(ch.ID) > 64 || ch.ResourceID == "" {
+		t.Fatalf("channel %+v", ch)
+	}
+	// Google's expiration is stored, capped at what it granted.
+	if want := f.clock.Now().Add(7 * 24 * time.Hour); !ch.Expiration.Time.Equal(want) {
+		t.Fatalf("expiration %s, want %s", ch.Expiration, want)
+	}
+	sec := f.secret(t, "visits-calendar")
+	open := calEm.Channels(f.calendar)
+	if len(open) != 1 || open[0].Token != sec[ChannelTokenKey] || open[0].Address != pushURL+gcalendar.PushPath {
+		t.Fatalf("sandbox channels %+v", open)
+	}
+	if sec[SyncTokenKey] == "" || w.Status.ChannelTokenHash != gcalendar.HashToken(sec[ChannelTokenKey]) {
+		t.Fatal("sync token or token hash missing")
+	}
+	raw, _ := json.Marshal(w)
+	for _, secret := range []string{sec[ChannelTokenKey], sec[SyncTokenKey]} {
+		if strings.Contains(string(raw), secret) {
+			t.Fatal("a token is in the watch")
+		}
+	}
+	for _, e := range f.rec.seen {
+		if strings.Contains(e, sec[ChannelTokenKey]) {
+			t.Fatal("a token is in an Event")
+		}
+	}
+	// Next: the backup sync, 15 minutes ±10 %.
+	if res.RequeueAfter < 13*time.Minute || res.RequeueAfter > 17*time.Minute {
+		t.Fatalf("requeue after %s", res.RequeueAfter)
+	}
+}
+
+func TestACancelledEventDeletesOnlyItsAppointment(t *testing.T) {
+	f := newFixture(t, nil)
+	gone, keep := f.event("visit A"), f.event("visit B")
+	f.appointment(t, "appt-a", gone)
+	f.appointment(t, "appt-b", keep)
+	f.appointment(t, "seller-a", "")
+	f.reconcile(t)
+	if !f.exists(t, "appt-a") {
+		t.Fatal("deleted before its event was cancelled")
+	}
+	if err := calEm.CancelEvent(f.calendar, gone); err != nil {
+		t.Fatal(err)
+	}
+	f.notify(t, 7)
+	f.reconcile(t)
+	if f.exists(t, "appt-a") || !f.exists(t, "appt-b") || !f.exists(t, "seller-a") {
+		t.Fatal("wrong objects deleted")
+	}
+	w := f.watch(t)
+	if w.Status.AppointmentsDeleted != 1 || w.Status.RecentlyDeletedEventIDs[0] != gone || w.Status.LastNotification.MessageNumber != 7 {
+		t.Fatalf("status %+v", w.Status)
+	}
+	evs := f.rec.with("AppointmentDeleted")
+	if len(evs) != 1 || !strings.Contains(evs[0], "source="+SyncSource) || !strings.Contains(evs[0], gone) || !strings.Contains(evs[0], "related=ConfigMap/appt-a") {
+		t.Fatalf("events %v", evs)
+	}
+	// The same notification again: no sync, nothing more.
+	syncs := w.Status.Syncs
+	f.reconcile(t)
+	if got := f.watch(t).Status.Syncs; got != syncs {
+		t.Fatalf("syncs %d → %d without a new notification", syncs, got)
+	}
+}
+
+func TestTheBackupSyncRunsOnItsTimerWithoutNotifications(t *testing.T) {
+	f := newFixture(t, nil)
+	id := f.event("visit")
+	f.appointment(t, "appt", id)
+	f.reconcile(t)
+	if err := calEm.CancelEvent(f.calendar, id); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(14 * time.Minute)
+	f.reconcile(t)
+	if !f.exists(t, "appt") {
+		t.Fatal("synced before the backup interval without a notification")
+	}
+	f.clock.Step(time.Minute)
+	f.reconcile(t)
+	if f.exists(t, "appt") {
+		t.Fatal("the backup sync did not delete the appointment")
+	}
+}
+
+func TestRenewalOpensTheNewChannelThenStopsTheOld(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	first := f.watch(t).Status.Channel
+	due := renewAt(first, 24*time.Hour)
+	if earliest := first.Expiration.Add(-24*time.Hour - 144*time.Minute); due.Before(earliest) || due.After(first.Expiration.Add(-24*time.Hour)) {
+		t.Fatalf("renewal at %s for expiration %s", due, first.Expiration)
+	}
+	watches, stops := box.Calls(sandbox.CalendarEventsWatch), box.Calls(sandbox.CalendarChannelsStop)
+	f.clock.SetTime(due.Add(-time.Second))
+	f.reconcile(t)
+	if box.Calls(sandbox.CalendarEventsWatch) != watches {
+		t.Fatal("renewed early")
+	}
+	// The old channel cannot be stopped yet: it stays accepted.
+	box.SetFault(sandbox.CalendarChannelsStop, sandbox.Fault{Status: http.StatusServiceUnavailable, Times: 1})
+	f.clock.SetTime(due)
+	f.reconcile(t)
+	w := f.watch(t)
+	if w.Status.Channel.ID == first.ID || w.Status.PreviousChannel == nil || w.Status.PreviousChannel.ID != first.ID {
+		t.Fatalf("after renewal: channel %+v previous %+v", w.Status.Channel, w.Status.PreviousChannel)
+	}
+	if len(calEm.Channels(f.calendar)) != 2 {
+		t.Fatal("the new channel was not opened before the old one was stopped")
+	}
+	f.reconcile(t)
+	w = f.watch(t)
+	if w.Status.PreviousChannel != nil || len(calEm.Channels(f.calendar)) != 1 || calEm.Channels(f.calendar)[0].ID != w.Status.Channel.ID {
+		t.Fatalf("previous channel not stopped: %+v", w.Status.PreviousChannel)
+	}
+	if got := box.Calls(sandbox.CalendarChannelsStop) - stops; got != 2 {
+		t.Fatalf("%d channels.stop calls (one refused, one done)", got)
+	}
+}
+
+func TestAChannelGrantedLessThanRenewBeforeIsRenewedHalfway(t *testing.T) {
+	calEm.MaxChannelTTL = 2 * time.Hour
+	defer func() { calEm.MaxChannelTTL = 7 * 24 * time.Hour }()
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	first := f.watch(t).Status.Channel
+	if !first.Expiration.Time.Equal(f.clock.Now().Add(2 * time.Hour)) {
+		t.Fatalf("expiration %s", first.Expiration)
+	}
+	watches := box.Calls(sandbox.CalendarEventsWatch)
+	f.reconcile(t)
+	f.clock.Step(50 * time.Minute)
+	f.reconcile(t)
+	if box.Calls(sandbox.CalendarEventsWatch) != watches {
+		t.Fatal("a short channel is renewed over and over")
+	}
+	f.clock.Step(10 * time.Minute)
+	f.reconcile(t)
+	if box.Calls(sandbox.CalendarEventsWatch) != watches+1 || f.watch(t).Status.Channel.ID == first.ID {
+		t.Fatal("not renewed halfway through its life")
+	}
+}
+
+func TestAGoneSyncTokenMeansAFullSyncThatDeletesVanishedAppointments(t *testing.T) {
+	f := newFixture(t, nil)
+	vanished, live := f.event("vanishes"), f.event("stays")
+	f.appointment(t, "appt-vanished", vanished)
+	f.appointment(t, "appt-live", live)
+	f.reconcile(t)
+	token := f.secret(t, "visits-calendar")[SyncTokenKey]
+	// Deleted while the token was invalid, and purged: no cancelled entry
+	// will ever come back for it.
+	if err := calEm.PurgeEvent(f.calendar, vanished); err != nil {
+		t.Fatal(err)
+	}
+	calEm.InvalidateSyncTokens(f.calendar)
+	f.notify(t, 3)
+	f.reconcile(t)
+	if f.exists(t, "appt-vanished") || !f.exists(t, "appt-live") {
+		t.Fatal("the full sync after 410 did not reconcile the appointments")
+	}
+	w := f.watch(t)
+	if w.Status.LastFullSyncTime == nil || f.secret(t, "visits-calendar")[SyncTokenKey] == token || len(f.rec.with("FullSync")) != 1 {
+		t.Fatalf("full sync not recorded: %+v", w.Status)
+	}
+}
+
+func TestA410MidPaginationStartsAFullSync(t *testing.T) {
+	f := newFixture(t, nil)
+	calEm.SetPageSize(2)
+	defer calEm.SetPageSize(0)
+	f.reconcile(t)
+	ids := make([]string, 5)
+	for i := range ids {
+		ids[i] = f.event("visit")
+		f.appointment(t, "appt-"+string(rune('a'+i)), ids[i])
+	}
+	for _, id := range ids[:4] {
+		if err := calEm.CancelEvent(f.calendar, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calEm.InvalidateSyncTokensAfterPages(f.calendar, 1)
+	lists := box.Calls(sandbox.CalendarEventsList)
+	f.notify(t, 9)
+	f.reconcile(t)
+	for i, id := range ids {
+		if f.exists(t, "appt-"+string(rune('a'+i))) == (i < 4) {
+			t.Fatalf("appointment of %s (cancelled %v) in the wrong state", id, i < 4)
+		}
+	}
+	if box.Calls(sandbox.CalendarEventsList)-lists < 3 || f.watch(t).Status.LastFullSyncTime == nil {
+		t.Fatal("no full sync after the 410 on page 2")
+	}
+	// The stored token is the last page's: the next sync sees nothing new.
+	f.notify(t, 10)
+	f.reconcile(t)
+	if c := condition(f.watch(t), v1alpha1.SyncedCondition); !strings.HasPrefix(c.Message, "0 changed events") {
+		t.Fatalf("after the full sync: %q", c.Message)
+	}
+}
+
+func TestARecurringInstanceAndASeriesCancelled(t *testing.T) {
+	f := newFixture(t, nil)
+	start := f.clock.Now().Add(24 * time.Hour).Truncate(time.Hour)
+	series := calEm.CreateEvent(f.calendar, sandbox.CalendarEvent{Summary: "daily", Start: start, End: start.Add(time.Hour), Recurrence: []string{"RRULE:FREQ=DAILY;COUNT=5"}})
+	f.reconcile(t)
+	instance, err := calEm.CancelInstance(f.calendar, series, start.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := series + "_" + start.Add(48*time.Hour).UTC().Format("20060102T150405Z")
+	f.appointment(t, "appt-instance", instance)
+	f.appointment(t, "appt-other", other)
+	f.notify(t, 2)
+	f.reconcile(t)
+	if f.exists(t, "appt-instance") || !f.exists(t, "appt-other") {
+		t.Fatal("the cancelled instance's appointment (only) should be gone")
+	}
+	if err := calEm.CancelEvent(f.calendar, series); err != nil {
+		t.Fatal(err)
+	}
+	f.notify(t, 3)
+	f.reconcile(t)
+	if f.exists(t, "appt-other") {
+		t.Fatal("an instance's appointment outlived its cancelled series")
+	}
+}
+
+func TestSyncFailuresBackOffThenFallBackToTheBackupTimer(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	box.SetFault(sandbox.CalendarEventsList, sandbox.Fault{Status: http.StatusServiceUnavailable})
+	defer box.ClearFault(sandbox.CalendarEventsList)
+	// Property 16 on the real controller: 1, 2, 4, 8, 16 s, then the timer.
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
+		f.notify(t, int64(100+i))
+		if got := f.reconcile(t).RequeueAfter; got != want {
+			t.Fatalf("failure %d: requeue after %s, want %s", i+1, got, want)
+		}
+	}
+	f.notify(t, 200)
+	if got := f.reconcile(t).RequeueAfter; got < 13*time.Minute || got > 17*time.Minute {
+		t.Fatalf("after five retries: %s, want the 15-minute timer", got)
+	}
+	w := f.watch(t)
+	if c := condition(w, v1alpha1.SyncedCondition); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.UpstreamUnavailableReason {
+		t.Fatalf("Synced %+v", c)
+	}
+	// 429 and 403 rateLimitExceeded: Retry-After is honoured.
+	for _, fault := range []sandbox.Fault{
+		{Status: http.StatusTooManyRequests, Body: sandbox.GoogleTooManyRequestsBody, RetryAfter: "40"},
+		{Status: http.StatusForbidden, Body: sandbox.GoogleRateLimitBody, RetryAfter: "40"},
+	} {
+		f2 := newFixture(t, nil)
+		f2.reconcile(t)
+		box.SetFault(sandbox.CalendarEventsList, fault)
+		f2.notify(t, 5)
+		if got := f2.reconcile(t).RequeueAfter; got < 40*time.Second || got > time.Minute {
+			t.Fatalf("%d: requeue after %s, want Retry-After's 40 s", fault.Status, got)
+		}
+		if c := condition(f2.watch(t), v1alpha1.StalledCondition); c.Status == metav1.ConditionTrue {
+			t.Fatalf("%d stalled the watch", fault.Status)
+		}
+	}
+}
+
+func TestAuthenticationErrorsNeedReauth(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	box.SetFault(sandbox.CalendarEventsList, sandbox.Fault{Status: http.StatusUnauthorized, Body: `{"error":{"code":401,"message":"Invalid Credentials","errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials"}]}}`})
+	defer box.ClearFault(sandbox.CalendarEventsList)
+	f.notify(t, 5)
+	f.reconcile(t)
+	w := f.watch(t)
+	if c := condition(w, v1alpha1.StalledCondition); c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReauthRequiredReason {
+		t.Fatalf("Stalled %+v", c)
+	}
+	if c := condition(w, v1alpha1.AuthenticatedCondition); c.Status != metav1.ConditionFalse {
+		t.Fatalf("Authenticated %+v", c)
+	}
+
+	// A refresh token Google revoked: invalid_grant on the refresh.
+	g := newFixture(t, nil)
+	g.reconcile(t)
+	googleEm.Revoke(g.secret(t, "google-token")["refresh_token"])
+	g.clock.Step(time.Hour)
+	g.reconcile(t)
+	if c := condition(g.watch(t), v1alpha1.StalledCondition); c.Reason != v1alpha1.ReauthRequiredReason {
+		t.Fatalf("after revocation: %+v", c)
+	}
+}
+
+func TestTheTokenIsRefreshedBeforeItExpires(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	exp := f.watch(t).Status.TokenExpiresAt.Time
+	refreshes := box.Calls(sandbox.GoogleOAuthToken)
+	f.clock.SetTime(exp.Add(-6 * time.Minute))
+	f.reconcile(t)
+	if box.Calls(sandbox.GoogleOAuthToken) != refreshes {
+		t.Fatal("refreshed more than tokenRefreshBefore early")
+	}
+	f.clock.SetTime(exp.Add(-5 * time.Minute))
+	f.reconcile(t)
+	if box.Calls(sandbox.GoogleOAuthToken) != refreshes+1 || !f.watch(t).Status.TokenExpiresAt.After(exp) {
+		t.Fatal("not refreshed 5 minutes before expiry")
+	}
+}
+
+func TestARefusedChannelDoesNotStopTheBackupSync(t *testing.T) {
+	calEm.RefuseAddress(pushURL, http.StatusBadRequest)
+	f := newFixture(t, nil)
+	id := f.event("visit")
+	f.appointment(t, "appt", id)
+	f.reconcile(t)
+	w := f.watch(t)
+	if c := condition(w, v1alpha1.ChannelReadyCondition); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ChannelRefusedReason {
+		t.Fatalf("ChannelReady %+v", c)
+	}
+	if !status.IsTrue(w, v1alpha1.ReadyCondition) || w.Status.Channel != nil || w.Status.ChannelFailures != 1 {
+		t.Fatalf("status %+v", w.Status)
+	}
+	if err := calEm.CancelEvent(f.calendar, id); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(15 * time.Minute)
+	f.reconcile(t)
+	if f.exists(t, "appt") {
+		t.Fatal("no backup sync without a channel")
+	}
+	calEm.RefuseAddress(pushURL, 0)
+	f.clock.Step(time.Minute)
+	f.reconcile(t)
+	if w := f.watch(t); w.Status.Channel == nil || w.Status.ChannelFailures != 0 {
+		t.Fatalf("channel not opened once the address was accepted: %+v", w.Status)
+	}
+}
+
+func TestDeleteStopsTheChannelOrGivesUpWithoutAGrant(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	stops := box.Calls(sandbox.CalendarChannelsStop)
+	if err := env.Client.Delete(context.Background(), f.watch(t)); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t)
+	if !apierrors.IsNotFound(env.Client.Get(context.Background(), f.key, &v1alpha1.CalendarWatch{})) || box.Calls(sandbox.CalendarChannelsStop) != stops+1 {
+		t.Fatal("the channel was not stopped before the finalizer went")
+	}
+
+	g := newFixture(t, nil)
+	g.reconcile(t)
+	if err := env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: "google-token"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(context.Background(), g.watch(t)); err != nil {
+		t.Fatal(err)
+	}
+	res := g.reconcile(t)
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 10*time.Minute {
+		t.Fatalf("requeue after %s", res.RequeueAfter)
+	}
+	w := g.watch(t)
+	if len(w.Finalizers) == 0 {
+		t.Fatal("the finalizer went although the channel could not be stopped")
+	}
+	g.clock.SetTime(w.DeletionTimestamp.Add(10 * time.Minute))
+	g.reconcile(t)
+	if !apierrors.IsNotFound(env.Client.Get(context.Background(), g.key, &v1alpha1.CalendarWatch{})) || len(g.rec.with("DeleteGaveUp")) != 1 {
+		t.Fatal("deletion without a grant did not give up after 10 minutes with a Warning")
+	}
+}
+
+func TestAForbiddenSinkKindStallsWithAReason(t *testing.T) {
+	f := newFixture(t, func(w *v1alpha1.CalendarWatch) {
+		w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
+	})
+	// The manager's own identity without configmaps: a ServiceAccount with
+	// no rights at all, impersonated.
+	cfg := *env.Config
+	cfg.Impersonate.UserName = "system:serviceaccount:" + f.ns + ":nobody"
+	limited, err := client.New(&cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r.APIReader = limited
+	id := f.event("visit")
+	f.reconcile(t)
+	if err := calEm.CancelEvent(f.calendar, id); err != nil {
+		t.Fatal(err)
+	}
+	f.notify(t, 4)
+	f.reconcile(t)
+	c := condition(f.watch(t), v1alpha1.StalledCondition)
+	if c.Reason != v1alpha1.SinkForbiddenReason || !strings.Contains(c.Message, "grant its ServiceAccount list and delete on configmaps") {
+		t.Fatalf("Stalled %+v", c)
+	}
+}
+
+func TestTheHTTPSinkIsSignedRetriedAndNeverBlocksDeletion(t *testing.T) {
+	var mu sync.Mutex
+	var got []*http.Request
+	var bodies [][]byte
+	fails := 2
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		got, bodies = append(got, r), append(bodies, b)
+		if fails > 0 {
+			fails--
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer sink.Close()
+	f := newFixture(t, func(w *v1alpha1.CalendarWatch) {
+		w.Spec.Sink.HTTP = &v1alpha1.HTTPSink{URL: sink.URL + "/cancelled", SigningSecretRef: v1alpha1.SecretReference{Name: "sink-key"}}
+	})
+	key := []byte("0123456789abcdef-signing")
+	if err := env.Client.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "sink-key"}, Data: map[string][]byte{SigningKey: key}}); err != nil {
+		t.Fatal(err)
+	}
+	id := f.event("visit")
+	f.appointment(t, "appt", id)
+	f.reconcile(t)
+	if err := calEm.CancelEvent(f.calendar, id); err != nil {
+		t.Fatal(err)
+	}
+	f.notify(t, 2)
+	f.reconcile(t)
+	w := f.watch(t)
+	if f.exists(t, "appt") || len(w.Status.PendingDeliveries) != 1 || w.Status.NextDeliveryAt == nil {
+		t.Fatalf("a failing sink held up the deletion or was not queued: %+v", w.Status)
+	}
+	if d := w.Status.NextDeliveryAt.Sub(f.clock.Now()); d != time.Second {
+		t.Fatalf("first retry in %s", d)
+	}
+	f.clock.Step(time.Second)
+	f.reconcile(t)
+	if d := f.watch(t).Status.NextDeliveryAt.Sub(f.clock.Now()); d != 2*time.Second {
+		t.Fatalf("second retry in %s", d)
+	}
+	f.clock.Step(2 * time.Second)
+	f.reconcile(t)
+	if w := f.watch(t); len(w.Status.PendingDeliveries) != 0 || !status.IsTrue(w, "Delivered") {
+		t.Fatalf("not delivered: %+v", w.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("%d deliveries", len(got))
+	}
+	var d Delivery
+	if err := json.Unmarshal(bodies[2], &d); err != nil || d.EventID != id || d.Appointment != "appt" || d.CalendarID != f.calendar || d.DeletedAt.IsZero() {
+		t.Fatalf("body %s", bodies[2])
+	}
+	r := got[2]
+	if !hmac.Equal([]byte(r.Header.Get(SignatureHeader)), []byte(Sign(key, r.Header.Get(TimestampHeader), bodies[2]))) {
+		t.Fatal("signature does not verify")
+	}
+	if k := r.Header.Get(IdempotencyKeyHeader); k == "" || k != got[0].Header.Get(IdempotencyKeyHeader) {
+		t.Fatal("the idempotency key changed between retries")
+	}
+	if outbound.SinkUpstream != "sink" {
+		t.Fatal("sink label")
+	}
+}

@@ -1,0 +1,249 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package calendarwatch
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+// These tests drive the controller's Reconcile by hand with a fake clock,
+// on a real API server, against the sandbox's Google OAuth and Calendar
+// through the real calendar/v3 library: timers (backup sync, renewal,
+// backoff, the deletion give-up) are asserted without waiting for them.
+
+var (
+	env      *testenv.Env
+	box      *sandbox.Server
+	googleEm = sandbox.NewGoogleOAuth()
+	calEm    = sandbox.NewGoogleCalendar(googleEm)
+	out      *outbound.Client
+	cal      *gcalendar.Client
+	// pushURL receives the sandbox's pushes (and answers 200): these tests
+	// record notifications themselves, as the webhook would.
+	pushURL string
+	clk     atomic.Pointer[clocktesting.FakeClock]
+)
+
+func TestMain(m *testing.M) {
+	testenv.Main(m, &env, func(*testenv.Env) (func(), error) {
+		now := func() time.Time {
+			if c := clk.Load(); c != nil {
+				return c.Now()
+			}
+			return time.Now()
+		}
+		googleEm.Now, calEm.Now = now, now
+		googleEm.AddClient("cal-client", "cal-secret")
+		box = sandbox.New(googleEm, calEm)
+		srv := httptest.NewServer(box)
+		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+		pushURL = hook.URL
+		var err error
+		if out, err = outbound.New(sandbox.Upstreams(srv.URL), outbound.Options{Timeout: 2 * time.Second}); err != nil {
+			return nil, err
+		}
+		if cal, err = gcalendar.New(context.Background(), out); err != nil {
+			return nil, err
+		}
+		return func() { calEm.Close(); hook.Close(); srv.Close() }, nil
+	})
+}
+
+type fixture struct {
+	ns, calendar string
+	key          types.NamespacedName
+	clock        *clocktesting.FakeClock
+	rec          *recorder
+	r            *Reconciler
+	run          *runner.Runner[*v1alpha1.CalendarWatch]
+}
+
+// recorder keeps every Event's text.
+type recorder struct {
+	events.FakeRecorder
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *recorder) Eventf(_, related runtime.Object, typ, reason, _, note string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rel := ""
+	if ref, ok := related.(*corev1.ObjectReference); ok && ref != nil {
+		rel = " related=" + ref.Kind + "/" + ref.Name
+	}
+	r.seen = append(r.seen, typ+" "+reason+" "+fmt.Sprintf(note, args...)+rel)
+}
+
+func (r *recorder) with(reason string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.seen {
+		if strings.Contains(e, " "+reason+" ") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+var calCount atomic.Int64
+
+func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	c := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
+	clk.Store(c)
+	t.Cleanup(func() { clk.Store(nil) })
+	ns, err := env.Namespace("calw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{ns: ns, calendar: "cal" + strconv.FormatInt(calCount.Add(1), 10) + "@example.com",
+		key: types.NamespacedName{Namespace: ns, Name: "visits"}, clock: c, rec: &recorder{}}
+	calEm.AddCalendar(f.calendar)
+	for name, data := range map[string]map[string]string{
+		"google-client": {"client_id": "cal-client", "client_secret": "cal-secret"},
+		"google-token":  {"refresh_token": googleEm.IssueRefreshToken("cal-client", gcalendar.Scope)},
+	} {
+		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Name: "visits", Namespace: ns}}
+	w.Spec.CalendarID = f.calendar
+	w.Spec.OAuth.ClientSecretRef.Name = "google-client"
+	w.Spec.OAuth.TokenSecretRef.Name = "google-token"
+	w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
+	if change != nil {
+		change(w)
+	}
+	if err := env.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	f.r = &Reconciler{
+		Client: env.Client, APIReader: env.Client, Calendar: cal, Out: out, Recorder: f.rec, Clock: c, PublicURL: pushURL,
+		OAuth: &oauth.Engine{Store: &oauth.Store{Reader: env.Client, Writer: env.Client}, Out: out, Clock: c},
+	}
+	f.run = f.r.Runner()
+	return f
+}
+
+func (f *fixture) reconcile(t *testing.T) ctrl.Result {
+	t.Helper()
+	res, err := f.run.Reconcile(context.Background(), ctrl.Request{NamespacedName: f.key})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	return res
+}
+
+func (f *fixture) watch(t *testing.T) *v1alpha1.CalendarWatch {
+	t.Helper()
+	w := &v1alpha1.CalendarWatch{}
+	if err := env.Client.Get(context.Background(), f.key, w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// notify records a notification as the webhook does.
+func (f *fixture) notify(t *testing.T, num int64) {
+	t.Helper()
+	w := f.watch(t)
+	patch := client.MergeFrom(w.DeepCopy())
+	metav1.SetMetaDataAnnotation(&w.ObjectMeta, v1alpha1.CalendarNotificationAnnotation,
+		gcalendar.Notification{ChannelID: w.Status.Channel.ID, MessageNumber: num, State: "exists"}.String())
+	if err := env.Client.Patch(context.Background(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) event(summary string) string {
+	start := f.clock.Now().Add(24 * time.Hour)
+	return calEm.CreateEvent(f.calendar, sandbox.CalendarEvent{Summary: summary, Start: start, End: start.Add(time.Hour)})
+}
+
+func (f *fixture) appointment(t *testing.T, name, eventID string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}
+	if eventID != "" {
+		cm.Labels = map[string]string{"switchboard.dev/calendar-event-id": eventID}
+	}
+	if err := env.Client.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) exists(t *testing.T, name string) bool {
+	t.Helper()
+	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: name}, &corev1.ConfigMap{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func (f *fixture) secret(t *testing.T, name string) map[string]string {
+	t.Helper()
+	var s corev1.Secret
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: name}, &s); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for k, v := range s.Data {
+		m[k] = string(v)
+	}
+	return m
+}
+
+func condition(w *v1alpha1.CalendarWatch, typ string) metav1.Condition {
+	for _, c := range w.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
