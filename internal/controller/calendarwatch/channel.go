@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,7 +167,7 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	seq := max(run.Now.UnixMilli(), seqOf(cur)+1, seqOf(st.PreviousChannel)+1)
 	ch, err := r.Calendar.Watch(ctx, run.Token, gcalendar.WatchRequest{
 		CalendarID: obj.Spec.CalendarID, ID: gcalendar.ChannelID(obj.UID, seq), Token: string(sec.Data[ChannelTokenKey]),
-		Address: trimPublicURL(r.PublicURL) + gcalendar.PushPath, Expiration: run.Now.Add(obj.Spec.Channel.TTL.Duration),
+		Address: PushAddress(r.PublicURL), Expiration: run.Now.Add(obj.Spec.Channel.TTL.Duration),
 	})
 	if err != nil {
 		if errors.Is(err, gcalendar.ErrUnauthorized) {
@@ -273,3 +274,9 @@ func (r *Reconciler) reauth(obj *v1alpha1.CalendarWatch, err error) runner.Outco
 // ChannelIDFor is the id of a channel of the watch opened at t (tests and
 // tools).
 func ChannelIDFor(uid types.UID, t time.Time) string { return gcalendar.ChannelID(uid, t.UnixMilli()) }
+
+// PushAddress is the address a channel is opened with: the webhook
+// server's public URL and the push route.
+func PushAddress(publicURL string) string {
+	return strings.TrimSuffix(publicURL, "/") + gcalendar.PushPath
+}

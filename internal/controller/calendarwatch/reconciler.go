@@ -21,7 +21,6 @@ package calendarwatch
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,8 +155,6 @@ func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related *ObjectRef, typ,
 	}
 	r.Recorder.Eventf(obj, nil, typ, reason, action, "%s", note)
 }
-
-func trimPublicURL(u string) string { return strings.TrimSuffix(u, "/") }
 
 // granted records the grant's expiry.
 func granted(obj *v1alpha1.CalendarWatch, tok oauth.Token, _ *runner.Run) {
