@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package calendar_test runs CalendarWatch end to end on a real API
 // server: the controller in a manager, the webhook server's push and OAuth
 // routes, and the sandbox's Google OAuth and Calendar, whose push sender
@@ -26,10 +25,13 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -49,7 +51,28 @@ var (
 	googleEm = sandbox.NewGoogleOAuth()
 	calEm    = sandbox.NewGoogleCalendar(googleEm)
 	hookURL  string
+	// hookLog holds what the webhook server logged.
+	hookLog = &logBuffer{}
 )
+
+// logBuffer keeps log lines, for tests that a refusal is logged (and
+// nothing secret is).
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) add(prefix, args string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, prefix+" "+args)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
@@ -82,7 +105,7 @@ func TestMain(m *testing.M) {
 		}).SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
-		hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+		hook, err := webhook.NewServer(webhook.Options{Log: funcr.New(hookLog.add, funcr.Options{})},
 			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 				PublicURL: hookURL, StateNamespace: "default"},
 			webhook.Registered()...)
