@@ -19,6 +19,7 @@ package calendar_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
@@ -63,6 +65,7 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 	for name, data := range map[string]map[string]string{
 		"google-client": {"client_id": "cal-client", "client_secret": "cal-secret"},
 		"google-token":  {"refresh_token": googleEm.IssueRefreshToken("cal-client", gcalendar.Scope)},
+		"fresh-token":   {},
 	} {
 		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
 			t.Fatal(err)
@@ -420,3 +423,58 @@ func TestSuspendStopsTheChannelAndResumeOpensOne(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// browser follows no redirects, so each hop can be checked.
+var browser = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func TestConnectingAGoogleAccountThroughTheOAuthRoutes(t *testing.T) {
+	f := newFixture(t, func(w *v1alpha1.CalendarWatch) { w.Spec.OAuth.TokenSecretRef.Name = "fresh-token" })
+	var token string
+	eventually(t, "a connect link", func() bool {
+		var sec corev1.Secret
+		err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "visits-oauth-connect"}, &sec)
+		token = string(sec.Data[oauth.ConnectTokenKey])
+		return err == nil && token != ""
+	})
+	if c := status.Get(f.watch(t), v1alpha1.ReadyCondition); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatal("Ready without a grant")
+	}
+	resp, err := browser.Get(oauth.ConnectURL(hookURL, "calendar", f.ns, "visits", token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	auth, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("connect answered %d %v", resp.StatusCode, err)
+	}
+	q := auth.Query()
+	if q.Get("access_type") != "offline" || q.Get("prompt") != "consent" || q.Get("scope") != gcalendar.Scope ||
+		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("redirect_uri") != hookURL+"/oauth/calendar/callback" {
+		t.Fatalf("authorize URL %s", auth)
+	}
+	resp, err = browser.Get(auth.String()) // the sandbox's consent page approves
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	back := resp.Header.Get("Location")
+	resp, err = browser.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("callback answered %d", resp.StatusCode)
+	}
+	// The same callback again: the state was consumed.
+	resp, err = browser.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatal("a state was used twice")
+	}
+	f.ready(t)
+}
