@@ -67,7 +67,7 @@ func calendarRoutes(d Deps) []Route {
 // the notification message format"). The body is empty.
 const (
 	hdrChannelID  = "X-Goog-Channel-Id"
-	hdrToken      = "X-Goog-Channel-Token"
+	hdrToken      = "X-Goog-Channel-Token" //nolint:gosec // a header name, not a credential
 	hdrResourceID = "X-Goog-Resource-Id"
 	hdrState      = "X-Goog-Resource-State"
 	hdrMessageNum = "X-Goog-Message-Number"

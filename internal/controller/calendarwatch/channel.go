@@ -116,7 +116,7 @@ func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(ch.ID))
-	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1))
+	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1)) //nolint:gosec // renewBefore is positive (CEL) and the result is below it
 	return ch.Expiration.Add(-renewBefore - spread)
 }
 

@@ -192,8 +192,7 @@ func (p *propEnv) runDeletion(t *rapid.T, tt *testing.T, w *v1alpha1.CalendarWat
 			t.Fatal(err)
 		}
 	}
-	run := &runner.Run{Now: p.clock.Now()}
-	deleted, err := p.r.deleteObjects(ctx, w, run, changes{cancelled: c.cancelled})
+	deleted, err := p.r.deleteObjects(ctx, w, changes{cancelled: c.cancelled})
 	if err != nil {
 		t.Fatal(err)
 	}

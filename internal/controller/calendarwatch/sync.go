@@ -234,7 +234,7 @@ func (r *Reconciler) deleteAppointments(ctx context.Context, obj *v1alpha1.Calen
 	deleted := map[string]string{} // event id → appointment name
 	if sink.Objects != nil {
 		var err error
-		if deleted, err = r.deleteObjects(ctx, obj, run, res); err != nil {
+		if deleted, err = r.deleteObjects(ctx, obj, res); err != nil {
 			return err
 		}
 	}
@@ -246,7 +246,7 @@ func (r *Reconciler) deleteAppointments(ctx context.Context, obj *v1alpha1.Calen
 	return nil
 }
 
-func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, res changes) (map[string]string, error) {
+func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWatch, res changes) (map[string]string, error) {
 	sink := obj.Spec.Sink.Objects
 	gvk := schema.FromAPIVersionAndKind(sink.APIVersion, sink.Kind)
 	label := sink.EventIDLabel
