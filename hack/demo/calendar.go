@@ -265,8 +265,9 @@ func (d *demo) renewal(ctx context.Context, sandboxURL string) error {
 	}
 	old := *w.Status.Channel
 	life := old.Expiration.Sub(time.UnixMilli(channelSeq(old.ID)))
-	fmt.Printf("    channel %s: granted %s (less than renewBefore %s), so it is renewed halfway, at about %s\n",
-		old.ID, life.Round(time.Millisecond), w.Spec.Channel.RenewBefore.Duration, old.Expiration.Add(-life/2).UTC().Format("15:04:05.000"))
+	// status keeps whole seconds of the expiration: about the life granted.
+	fmt.Printf("    channel %s: granted about %s (less than renewBefore %s), so it is renewed halfway, at about %s\n",
+		old.ID, life.Round(time.Second), w.Spec.Channel.RenewBefore.Duration, old.Expiration.Add(-life/2).UTC().Format("15:04:05.000"))
 	w, err := d.waitWatch(ctx, "a new channel", func(w *v1alpha1.CalendarWatch) bool {
 		return w.Status.Channel != nil && w.Status.Channel.ID != old.ID
 	})
