@@ -213,7 +213,7 @@ type CalendarWatchStatus struct {
 	// +optional
 	NextDeliveryAt *metav1.Time `json:"nextDeliveryAt,omitempty"`
 
-	// LastNotification is the newest push accepted.
+	// LastNotification is the newest push handled.
 	// +optional
 	LastNotification *NotificationStatus `json:"lastNotification,omitempty"`
 
@@ -232,7 +232,9 @@ type CalendarWatchStatus struct {
 	// +optional
 	RecentlyDeletedEventIDs []string `json:"recentlyDeletedEventIDs,omitempty"`
 
-	// Notifications counts pushes accepted.
+	// Notifications counts the notifications the controller handled: a
+	// burst handled by one sync counts once (the webhook's 200s are in its
+	// metrics).
 	// +optional
 	Notifications int64 `json:"notifications,omitempty"`
 	// Syncs counts incremental and full syncs.
@@ -283,7 +285,7 @@ type NotificationStatus struct {
 	// ResourceState from X-Goog-Resource-State: sync, exists or not_exists.
 	// +optional
 	ResourceState string `json:"resourceState,omitempty"`
-	// ReceivedAt is when the webhook accepted it.
+	// ReceivedAt is when the controller handled it (the sync it caused).
 	// +optional
 	ReceivedAt *metav1.Time `json:"receivedAt,omitempty"`
 }

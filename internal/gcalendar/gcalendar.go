@@ -303,7 +303,9 @@ func classify(call string, err error) error {
 	switch {
 	case ge.Code == http.StatusGone:
 		e.Err = errors.Join(ErrSyncTokenGone, err)
-	case ge.Code == http.StatusUnauthorized:
+	case ge.Code == http.StatusUnauthorized && !strings.HasPrefix(reason, "push."):
+		// events.watch answers 401 push.webhookUrlUnauthorized for an
+		// address it refuses: the channel's problem, not the grant's.
 		e.Err = errors.Join(ErrUnauthorized, err)
 	case ge.Code == http.StatusTooManyRequests || ge.Code >= 500,
 		ge.Code == http.StatusForbidden && rateLimitReasons[reason]:

@@ -38,6 +38,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 const label = "switchboard.dev/calendar-event-id"
@@ -62,24 +63,7 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 	calCount++
 	f := &fixture{ns: ns, calendar: "team" + strconv.Itoa(calCount) + "@example.com", key: types.NamespacedName{Namespace: ns, Name: "visits"}}
 	calEm.AddCalendar(f.calendar)
-	for name, data := range map[string]map[string]string{
-		"google-client": {"client_id": "cal-client", "client_secret": "cal-secret"},
-		"google-token":  {"refresh_token": googleEm.IssueRefreshToken("cal-client", gcalendar.Scope)},
-		"fresh-token":   {},
-	} {
-		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Name: "visits", Namespace: ns}}
-	w.Spec.CalendarID = f.calendar
-	w.Spec.OAuth.ClientSecretRef.Name = "google-client"
-	w.Spec.OAuth.TokenSecretRef.Name = "google-token"
-	w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
-	if change != nil {
-		change(w)
-	}
-	if err := env.Client.Create(ctx, w); err != nil {
+	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", gcalendar.Scope), change); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -87,13 +71,7 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testenv.Eventually(t, what, cond)
 }
 
 func (f *fixture) watch(t *testing.T) *v1alpha1.CalendarWatch {

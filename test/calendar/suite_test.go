@@ -22,9 +22,7 @@ package calendar_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +40,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
-	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 var (
@@ -92,8 +89,8 @@ func TestMain(m *testing.M) {
 		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 			return nil, err
 		}
-		hookSrv := httptest.NewUnstartedServer(nil)
-		hookURL = "http://" + hookSrv.Listener.Addr().String()
+		hook := testenv.NewWebhook()
+		hookURL = hook.URL
 		cal, err := gcalendar.New(context.Background(), out)
 		if err != nil {
 			return nil, err
@@ -101,27 +98,14 @@ func TestMain(m *testing.M) {
 		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
 		if err := (&calendarwatch.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
-			Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hookURL,
+			Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hook.URL,
 		}).SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
-		hook, err := webhook.NewServer(webhook.Options{Log: funcr.New(hookLog.add, funcr.Options{})},
-			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-				PublicURL: hookURL, StateNamespace: "default"},
-			webhook.Registered()...)
-		if err != nil {
+		if err := hook.Serve(mgr, ups, out, funcr.New(hookLog.add, funcr.Options{})); err != nil {
 			return nil, err
 		}
-		hookSrv.Config.Handler = hook.Handler()
-		hookSrv.Start()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				fmt.Fprintln(os.Stderr, "manager:", err)
-			}
-		}()
-		return func() { cancel(); <-done; calEm.Close(); hookSrv.Close(); srv.Close() }, nil
+		stop := testenv.StartManager(mgr)
+		return func() { stop(); calEm.Close(); hook.Close(); srv.Close() }, nil
 	})
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // fixture is one namespace with a connected workspace.
@@ -97,13 +98,7 @@ func (f *fixture) integration(t *testing.T) *v1alpha1.NotionIntegration {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testenv.Eventually(t, what, cond)
 }
 
 func (f *fixture) ready(t *testing.T) *v1alpha1.NotionIntegration {

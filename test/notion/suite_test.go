@@ -21,9 +21,7 @@ package notion_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -37,7 +35,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
-	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 var (
@@ -74,25 +71,12 @@ func TestMain(m *testing.M) {
 		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, SyncRetries: syncRetries}); err != nil {
 			return nil, err
 		}
-		hookSrv := httptest.NewUnstartedServer(nil)
-		hookURL = "http://" + hookSrv.Listener.Addr().String()
-		hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
-			webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-				PublicURL: hookURL, StateNamespace: "default"},
-			webhook.Registered()...)
-		if err != nil {
+		hook := testenv.NewWebhook()
+		hookURL = hook.URL
+		if err := hook.Serve(mgr, ups, out, logr.Discard()); err != nil {
 			return nil, err
 		}
-		hookSrv.Config.Handler = hook.Handler()
-		hookSrv.Start()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				fmt.Fprintln(os.Stderr, "manager:", err)
-			}
-		}()
-		return func() { cancel(); <-done; hookSrv.Close(); srv.Close() }, nil
+		stop := testenv.StartManager(mgr)
+		return func() { stop(); hook.Close(); srv.Close() }, nil
 	})
 }

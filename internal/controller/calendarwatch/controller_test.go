@@ -360,7 +360,9 @@ func TestTheTokenIsRefreshedBeforeItExpires(t *testing.T) {
 }
 
 func TestARefusedChannelDoesNotStopTheBackupSync(t *testing.T) {
-	calEm.RefuseAddress(pushURL, http.StatusBadRequest)
+	// Google's 401 push.webhookUrlUnauthorized is about the address, not
+	// the grant: no re-authentication.
+	calEm.RefuseAddress(pushURL, http.StatusUnauthorized)
 	f := newFixture(t, nil)
 	id := f.event("visit")
 	f.appointment(t, "appt", id)
@@ -369,7 +371,7 @@ func TestARefusedChannelDoesNotStopTheBackupSync(t *testing.T) {
 	if c := condition(w, v1alpha1.ChannelReadyCondition); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ChannelRefusedReason {
 		t.Fatalf("ChannelReady %+v", c)
 	}
-	if !status.IsTrue(w, v1alpha1.ReadyCondition) || w.Status.Channel != nil || w.Status.ChannelFailures != 1 {
+	if !status.IsTrue(w, v1alpha1.ReadyCondition) || !status.IsTrue(w, v1alpha1.AuthenticatedCondition) || w.Status.Channel != nil || w.Status.ChannelFailures != 1 {
 		t.Fatalf("status %+v", w.Status)
 	}
 	if err := calEm.CancelEvent(f.calendar, id); err != nil {

@@ -143,23 +143,7 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 	f := &fixture{ns: ns, calendar: "cal" + strconv.FormatInt(calCount.Add(1), 10) + "@example.com",
 		key: types.NamespacedName{Namespace: ns, Name: "visits"}, clock: c, rec: &recorder{}}
 	calEm.AddCalendar(f.calendar)
-	for name, data := range map[string]map[string]string{
-		"google-client": {"client_id": "cal-client", "client_secret": "cal-secret"},
-		"google-token":  {"refresh_token": googleEm.IssueRefreshToken("cal-client", gcalendar.Scope)},
-	} {
-		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Name: "visits", Namespace: ns}}
-	w.Spec.CalendarID = f.calendar
-	w.Spec.OAuth.ClientSecretRef.Name = "google-client"
-	w.Spec.OAuth.TokenSecretRef.Name = "google-token"
-	w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
-	if change != nil {
-		change(w)
-	}
-	if err := env.Client.Create(ctx, w); err != nil {
+	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", gcalendar.Scope), change); err != nil {
 		t.Fatal(err)
 	}
 	f.r = &Reconciler{

@@ -130,8 +130,16 @@ func (r *Reconciler) listChanges(ctx context.Context, obj *v1alpha1.CalendarWatc
 	if res.full {
 		res.live = map[string]bool{}
 	}
+	restarted := false
 	for pages := 0; ; pages++ {
 		page, err := r.Calendar.List(ctx, run.Token, gcalendar.ListRequest{CalendarID: obj.Spec.CalendarID, SyncToken: syncToken, PageToken: pageToken})
+		if errors.Is(err, gcalendar.ErrSyncTokenGone) && res.full && pageToken != "" && !restarted {
+			// A full listing's page token expired under it: start the
+			// listing once more.
+			restarted, pageToken, pages = true, "", -1
+			res = changes{full: true, reconcileGone: res.reconcileGone, live: map[string]bool{}}
+			continue
+		}
 		if errors.Is(err, gcalendar.ErrSyncTokenGone) && !res.full {
 			// Google: "Sometimes sync tokens are invalidated by the server
 			// ... respond with 410 ... clear the client's store and perform a
@@ -141,7 +149,7 @@ func (r *Reconciler) listChanges(ctx context.Context, obj *v1alpha1.CalendarWatc
 			if err := r.saveCursor(ctx, sec, "", ""); err != nil {
 				return changes{}, err
 			}
-			syncToken, pageToken = "", ""
+			syncToken, pageToken, pages = "", "", -1
 			res = changes{full: true, reconcileGone: true, live: map[string]bool{}}
 			continue
 		}

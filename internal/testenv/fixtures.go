@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+// Eventually polls cond every 25 ms for up to 20 s, failing the test with
+// what it waited for.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// Webhook is the webhook server of an end-to-end suite, serving every
+// registered route family on a loopback listener.
+type Webhook struct {
+	// URL is its base URL, also its public URL.
+	URL string
+	srv *httptest.Server
+}
+
+// NewWebhook listens on loopback; Serve starts it on the manager's cache
+// (the URL is known first, so controllers can be given it).
+func NewWebhook() *Webhook {
+	srv := httptest.NewUnstartedServer(nil)
+	return &Webhook{URL: "http://" + srv.Listener.Addr().String(), srv: srv}
+}
+
+// Serve builds the webhook server on mgr's client and starts it.
+func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Client, log logr.Logger) error {
+	hook, err := webhook.NewServer(webhook.Options{Log: log},
+		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
+			PublicURL: w.URL, StateNamespace: "default"},
+		webhook.Registered()...)
+	if err != nil {
+		return err
+	}
+	w.srv.Config.Handler = hook.Handler()
+	w.srv.Start()
+	return nil
+}
+
+// Close stops the server.
+func (w *Webhook) Close() { w.srv.Close() }
+
+// StartManager runs mgr until the returned stop function is called.
+func StartManager(mgr ctrl.Manager) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// CalendarWatch creates, in ns, a CalendarWatch "visits" on calendarID
+// with ConfigMaps as its appointments, its Google client Secret
+// ("google-client": cal-client / cal-secret) and its token Secret
+// ("google-token", holding refreshToken; also an empty "fresh-token" for
+// tests that connect through the OAuth routes). change edits the watch
+// before it is created.
+func CalendarWatch(ctx context.Context, c client.Client, ns, calendarID, refreshToken string, change func(*v1alpha1.CalendarWatch)) error {
+	for name, data := range map[string]map[string]string{
+		"google-client": {"client_id": "cal-client", "client_secret": "cal-secret"},
+		"google-token":  {"refresh_token": refreshToken},
+		"fresh-token":   {},
+	} {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
+			return err
+		}
+	}
+	w := &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Name: "visits", Namespace: ns}}
+	w.Spec.CalendarID = calendarID
+	w.Spec.OAuth.ClientSecretRef.Name = "google-client"
+	w.Spec.OAuth.TokenSecretRef.Name = "google-token"
+	w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
+	if change != nil {
+		change(w)
+	}
+	return c.Create(ctx, w)
+}
