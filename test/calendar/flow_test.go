@@ -414,7 +414,11 @@ func TestConnectingAGoogleAccountThroughTheOAuthRoutes(t *testing.T) {
 		token = string(sec.Data[oauth.ConnectTokenKey])
 		return err == nil && token != ""
 	})
-	if c := status.Get(f.watch(t), v1alpha1.ReadyCondition); c == nil || c.Status == metav1.ConditionTrue {
+	eventually(t, "the watch waiting for a grant", func() bool {
+		c := status.Get(f.watch(t), v1alpha1.StalledCondition)
+		return c != nil && c.Status == metav1.ConditionTrue
+	})
+	if status.IsTrue(f.watch(t), v1alpha1.ReadyCondition) {
 		t.Fatal("Ready without a grant")
 	}
 	resp, err := browser.Get(oauth.ConnectURL(hookURL, "calendar", f.ns, "visits", token))
