@@ -27,7 +27,12 @@ limitations under the License.
 // stock (from its own client metrics), and the manager's peak RSS at N and
 // at a larger M stocks.
 //
+// Other suites (-suite notion, papersync, calendar; all runs every one):
+// calendar.go measures CalendarWatch renewal lateness, cancellation →
+// appointment deleted, and the Google push route's throughput.
+//
 //	go run ./hack/bench --bin bin --n 1000 --m 10000
+//	go run ./hack/bench -suite calendar -cal-watches 200
 package main
 
 import (
@@ -65,11 +70,15 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
-	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync or all.")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar or all.")
 	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
 	sizes := flag.String("sync-sizes", "500,5000", "PaperSync bursts on one integration whose cost per sync is compared.")
+	calWatches := flag.Int("cal-watches", 1000, "CalendarWatches whose channels fall due for renewal together (also the push targets).")
+	calPushes := flag.Int("cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
+	calCancels := flag.Int("cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
+	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 60 ms per watch).")
 	flag.Parse()
 	var syncSizes []int
 	for _, f := range strings.Split(*sizes, ",") {
@@ -81,13 +90,19 @@ func main() {
 		syncSizes = append(syncSizes, v)
 	}
 	papersync := func(cfg *rest.Config) error { return benchPaperSync(cfg, *syncs, syncSizes, *creators) }
-	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync); err != nil {
+	if *calBudget <= 0 {
+		*calBudget = 30*time.Second + time.Duration(*calWatches)*60*time.Millisecond
+	}
+	calendar := func(cfg *rest.Config) error {
+		return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget})
+	}
+	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync, calendar); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, m, creators int, suite string, requests, pages int, papersync func(*rest.Config) error) error {
+func run(bin string, n, m, creators int, suite string, requests, pages int, papersync, calendar func(*rest.Config) error) error {
 	ctx := context.Background()
 	scheme := setup.Scheme()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true, Scheme: scheme}
@@ -107,6 +122,8 @@ func run(bin string, n, m, creators int, suite string, requests, pages int, pape
 		return benchNotion(cfg, requests, pages)
 	case "papersync":
 		return papersync(cfg)
+	case "calendar":
+		return calendar(cfg)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -193,7 +210,10 @@ func run(bin string, n, m, creators int, suite string, requests, pages int, pape
 		if err := benchNotion(cfg, requests, pages); err != nil {
 			return err
 		}
-		return papersync(cfg)
+		if err := papersync(cfg); err != nil {
+			return err
+		}
+		return calendar(cfg)
 	}
 	return nil
 }
