@@ -69,6 +69,10 @@ type CalendarWatchSpec struct {
 	Suspend bool `json:"suspend,omitempty"`
 }
 
+// DefaultEventIDLabel is the label an appointment carries its Google
+// Calendar event id in, unless sink.objects.eventIDLabel names another.
+const DefaultEventIDLabel = "switchboard.dev/calendar-event-id"
+
 // CalendarNotificationAnnotation is written by the webhook server when it
 // accepts a push notification: "<channel id>/<message number>/<state>".
 // A new value reconciles the watch, which syncs once for however many

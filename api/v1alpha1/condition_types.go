@@ -45,6 +45,9 @@ const (
 	// SyncedCondition (CalendarWatch) is True when the last incremental sync
 	// succeeded.
 	SyncedCondition = "Synced"
+	// DeliveredCondition (CalendarWatch with sink.http) is True when the
+	// HTTP sink has accepted every cancelled event.
+	DeliveredCondition = "Delivered"
 	// HeaderValidCondition (SheetConnection) is True when every mapped header
 	// name exists in row 1 of the sheet (seed 004 §2 ColumnMappingConfiguration).
 	HeaderValidCondition = "HeaderValid"

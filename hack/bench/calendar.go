@@ -75,7 +75,7 @@ const (
 	benchRenewBefore = 60 * time.Second
 	benchRenewSpread = benchRenewBefore / 10
 	benchNS          = "bench-cal"
-	benchLabel       = "switchboard.dev/calendar-event-id"
+	benchLabel       = v1alpha1.DefaultEventIDLabel
 	// benchTouch is the annotation the bare-client baselines write: it
 	// reconciles nothing.
 	benchTouch = "bench.switchboard.dev/touch"

@@ -43,7 +43,7 @@ import (
 // with a cancelled event's id.
 const (
 	calendarWatch = "visits"
-	eventIDLabel  = "switchboard.dev/calendar-event-id"
+	eventIDLabel  = v1alpha1.DefaultEventIDLabel
 	// calendarChannelTTL is the longest channel life the sandbox grants
 	// (--calendar-max-channel-ttl). Shorter than the watch's renewBefore
 	// (24 h), so the controller renews each channel halfway through it:

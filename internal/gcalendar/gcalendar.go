@@ -38,6 +38,7 @@ import (
 	"google.golang.org/api/option"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -241,6 +242,16 @@ func ParseChannelID(id string) (uid types.UID, seq int64, ok bool) {
 		return "", 0, false
 	}
 	return types.UID(rest[:i]), seq, true
+}
+
+// ChannelSequence is the sequence of a channel status names (0 for none
+// or one the operator did not make).
+func ChannelSequence(ch *v1alpha1.ChannelStatus) int64 {
+	if ch == nil {
+		return 0
+	}
+	_, seq, _ := ParseChannelID(ch.ID)
+	return seq
 }
 
 // Notification is the webhook's record of a push, kept in the

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 
@@ -50,7 +51,8 @@ const ConnectTargetLabel = "switchboard.dev/oauth-connect"
 // connectTokenBytes is the connect token's entropy: 256 bits.
 const connectTokenBytes = 32
 
-// ErrConnectSecretConflict means a Secret with the connect Secret's name
+// ErrConnectSecretConflict means a Secret with the name of one the
+// resource owns (its connect Secret, a CalendarWatch's channel Secret)
 // exists and the resource does not control it: the operator will not take
 // over or overwrite a Secret it did not make. A person must rename or
 // delete it.
@@ -109,25 +111,36 @@ func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Obje
 }
 
 func createConnectSecret(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, target, publicURL string) error {
+	_, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target},
+		connectData(publicURL, target, owner, capability.Random(connectTokenBytes)))
+	return err
+}
+
+// CreateOwnedSecret creates a Secret that owner controls (deleted with it;
+// its changes reconcile owner when the controller Owns Secrets), with the
+// managed-by label and extra labels, so the manager's cache holds and
+// watches it. created is false when a Secret of that name already
+// existed: a cache behind the API server, or a concurrent reconcile; the
+// next reconcile judges the Secret that won.
+func CreateOwnedSecret(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, labels map[string]string, data map[string][]byte) (created bool, _ error) {
+	all := map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue}
+	maps.Copy(all, labels)
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
-			Labels: map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue, ConnectTargetLabel: target}},
-		Type: corev1.SecretTypeOpaque,
-		Data: connectData(publicURL, target, owner, capability.Random(connectTokenBytes)),
+		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: all},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
 	}
 	if err := controllerutil.SetControllerReference(owner, sec, c.Scheme()); err != nil {
-		return fmt.Errorf("own connect Secret %s: %w", key, err)
+		return false, fmt.Errorf("own Secret %s: %w", key, err)
 	}
 	err := c.Create(ctx, sec)
 	if apierrors.IsAlreadyExists(err) {
-		// A cache behind the API server, or a concurrent reconcile: the next
-		// reconcile judges the Secret that won.
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("create connect Secret %s: %w", key, err)
+		return false, fmt.Errorf("create Secret %s: %w", key, err)
 	}
-	return nil
+	return true, nil
 }
 
 func connectData(publicURL, target string, owner client.Object, token string) map[string][]byte {

@@ -112,11 +112,7 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 	case errors.Is(err, ErrReauthRequired):
 		// The Secret is kept (seed 000 §3.7.6); a person connects again and
 		// the callback's new grant reconciles this object.
-		status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
-		if c := status.Get(obj, v1alpha1.StalledCondition); p.Recorder != nil && (c == nil || c.Reason != v1alpha1.ReauthRequiredReason) {
-			p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Refresh", "connect again: %s", err.Error())
-		}
-		return runner.Stall(v1alpha1.ReauthRequiredReason, err)
+		return p.Reauth(obj, "Refresh", err)
 	case IsMissingSecret(err):
 		return runner.Stall(v1alpha1.SecretNotFoundReason, err).RecheckAfter(SecretRecheck)
 	case err != nil:
@@ -131,4 +127,16 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 		p.Granted(obj, tok, run)
 	}
 	return runner.Continue()
+}
+
+// Reauth marks a grant the provider refused, at a token refresh or at an
+// API call made with it (action names which): Authenticated=False and
+// Stalled with reason ReauthRequired, and one Warning Event when the
+// object was not stalled for that already.
+func (p *Phases[T]) Reauth(obj T, action string, err error) runner.Outcome {
+	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
+	if c := status.Get(obj, v1alpha1.StalledCondition); p.Recorder != nil && (c == nil || c.Reason != v1alpha1.ReauthRequiredReason) {
+		p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, action, "connect again: %s", err.Error())
+	}
+	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
 }

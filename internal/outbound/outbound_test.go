@@ -278,3 +278,21 @@ func TestNextIsTheEarliestDeadline(t *testing.T) {
 		t.Fatalf("a passed deadline gave %v, want 0", d)
 	}
 }
+
+func TestAfterOrFallsBackToTheNormalTimerOnceTheScheduleIsSpent(t *testing.T) {
+	s := CalendarRetries
+	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
+		if got := s.AfterOr(n+1, nil, 15*time.Minute); got != want {
+			t.Fatalf("retry %d: %s, want %s", n+1, got, want)
+		}
+	}
+	for _, n := range []int{6, 7, 50} {
+		if got := s.AfterOr(n, nil, 15*time.Minute); got < 13*time.Minute+30*time.Second || got > 16*time.Minute+30*time.Second {
+			t.Fatalf("retry %d: %s, want the 15-minute timer ±10 %%", n, got)
+		}
+	}
+	throttled := &Error{Class: Transient, RetryAfter: 4 * time.Minute}
+	if got := (Schedule{Base: time.Second, Retries: 1}).AfterOr(2, throttled, time.Second); got != 4*time.Minute {
+		t.Fatalf("after the schedule, Retry-After 4m gave %s", got)
+	}
+}

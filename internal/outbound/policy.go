@@ -106,6 +106,17 @@ func (s Schedule) After(n int, err error) time.Duration {
 	return d
 }
 
+// AfterOr is After(n, err) while the schedule's retries last, and then
+// fallback, the kind's normal timer, spread by ±DefaultJitter (never
+// sooner than a Retry-After err carries): seed 002's "1, 2, 4, 8, 16 s,
+// then the backup sync".
+func (s Schedule) AfterOr(n int, err error, fallback time.Duration) time.Duration {
+	if !s.Exhausted(n) {
+		return s.After(n, err)
+	}
+	return max(Jitter(fallback, DefaultJitter), RetryAfterOf(err))
+}
+
 // RetryAfterOf is the clamped Retry-After an upstream sent with err, or 0.
 func RetryAfterOf(err error) time.Duration {
 	if e, ok := Classify(err); ok && e.RetryAfter > 0 {

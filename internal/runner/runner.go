@@ -202,8 +202,8 @@ func (r *Runner[T]) finish(ctx context.Context, obj T, out Outcome) ctrl.Result 
 			n = v.(int) + 1
 		}
 		r.failures.Store(key, n)
-		if r.Exhausted != nil && r.schedule().Exhausted(n) {
-			return ctrl.Result{RequeueAfter: max(outbound.Jitter(r.Exhausted(obj), outbound.DefaultJitter), outbound.RetryAfterOf(out.err))}
+		if r.Exhausted != nil {
+			return ctrl.Result{RequeueAfter: r.schedule().AfterOr(n, out.err, r.Exhausted(obj))}
 		}
 		return ctrl.Result{RequeueAfter: r.schedule().After(n, out.err)}
 	case kindStall:

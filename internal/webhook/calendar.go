@@ -135,7 +135,7 @@ func calendarPush(d Deps) HandlerFunc {
 			known = st.Channel
 		case st.PreviousChannel != nil && st.PreviousChannel.ID == id:
 			known = st.PreviousChannel
-		case seq > channelSeq(st.Channel):
+		case seq > gcalendar.ChannelSequence(st.Channel):
 		default:
 			return Errorf(http.StatusNotFound, "unknown channel: it was stopped")
 		}
@@ -143,8 +143,8 @@ func calendarPush(d Deps) HandlerFunc {
 		if exp := expirationOf(known, h.Get(hdrExpiration)); !exp.IsZero() && now.After(exp) {
 			if known == st.Channel && known != nil {
 				// Tell the watch to renew at once.
-				if err := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: "expired"}); err != nil {
-					return Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
+				if e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: "expired"}); e != nil {
+					return e
 				}
 			}
 			return Errorf(http.StatusGone, "the channel expired")
@@ -153,8 +153,8 @@ func calendarPush(d Deps) HandlerFunc {
 			WriteJSON(w, http.StatusOK, map[string]any{"accepted": false})
 			return nil
 		}
-		if err := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: state}); err != nil {
-			return Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
+		if e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: state}); e != nil {
+			return e
 		}
 		WriteJSON(w, http.StatusOK, map[string]any{"accepted": true})
 		return nil
@@ -174,22 +174,19 @@ func seen(cw *v1alpha1.CalendarWatch, id string, num int64) bool {
 // recordNotification writes the annotation in one merge patch of the
 // metadata: no status write (that is the controller's), no conflict with
 // the controller's writes. Two notifications patched at once may leave
-// the lower number; either way the watch syncs after both arrived.
-func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) error {
+// the lower number; either way the watch syncs after both arrived. A
+// failed write is a 503.
+func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) *Error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
 		v1alpha1.CalendarNotificationAnnotation: n.String()}}})
+	if err == nil {
+		err = d.Client.Patch(ctx, cw.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+	}
 	if err != nil {
-		return err
+		// Google retries a 503 (guides/push).
+		return Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
 	}
-	return d.Client.Patch(ctx, cw.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
-}
-
-func channelSeq(ch *v1alpha1.ChannelStatus) int64 {
-	if ch == nil {
-		return 0
-	}
-	_, seq, _ := gcalendar.ParseChannelID(ch.ID)
-	return seq
+	return nil
 }
 
 // expirationOf is the channel's expiration as status has it, or as Google

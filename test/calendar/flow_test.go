@@ -41,7 +41,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
-const label = "switchboard.dev/calendar-event-id"
+const label = v1alpha1.DefaultEventIDLabel
 
 type fixture struct {
 	ns       string
@@ -213,7 +213,7 @@ func TestPushRouteRefusals(t *testing.T) {
 	w := f.ready(t)
 	tok := f.channelToken(t)
 	ch := w.Status.Channel.ID
-	pending := calendarwatch.ChannelIDFor(w.UID, time.Now().Add(time.Hour))
+	pending := gcalendar.ChannelID(w.UID, time.Now().Add(time.Hour).UnixMilli())
 	before := w.Annotations[v1alpha1.CalendarNotificationAnnotation]
 
 	missing := pushHeaders(ch, tok, "exists", 5)
@@ -234,8 +234,8 @@ func TestPushRouteRefusals(t *testing.T) {
 		{"no token", pushHeaders(ch, "", "exists", 5), http.StatusUnauthorized},
 		{"wrong token", pushHeaders(ch, tok+"x", "exists", 5), http.StatusUnauthorized},
 		{"unknown channel", pushHeaders("some-other-channel", tok, "exists", 5), http.StatusNotFound},
-		{"channel of no watch", pushHeaders(calendarwatch.ChannelIDFor("0c6f6f6e-0000-4000-8000-000000000000", time.Now()), tok, "exists", 5), http.StatusNotFound},
-		{"a stopped channel", pushHeaders(calendarwatch.ChannelIDFor(w.UID, time.Unix(1, 0)), tok, "exists", 5), http.StatusNotFound},
+		{"channel of no watch", pushHeaders(gcalendar.ChannelID("0c6f6f6e-0000-4000-8000-000000000000", time.Now().UnixMilli()), tok, "exists", 5), http.StatusNotFound},
+		{"a stopped channel", pushHeaders(gcalendar.ChannelID(w.UID, time.Unix(1, 0).UnixMilli()), tok, "exists", 5), http.StatusNotFound},
 		{"expired channel", expired, http.StatusGone},
 		{"sync message", pushHeaders(pending, tok, "sync", 1), http.StatusOK},
 	} {

@@ -28,11 +28,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -62,27 +62,22 @@ func (r *Reconciler) channelSecret(ctx context.Context, obj *v1alpha1.CalendarWa
 	sec, err := r.readChannelSecret(ctx, obj)
 	switch {
 	case apierrors.IsNotFound(err):
-		tok := capability.Random(channelTokenBytes)
-		sec = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: ChannelSecretName(obj.Name),
-				Labels: map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue}},
-			Data: map[string][]byte{ChannelTokenKey: []byte(tok)},
+		key := types.NamespacedName{Namespace: obj.Namespace, Name: ChannelSecretName(obj.Name)}
+		data := map[string][]byte{ChannelTokenKey: []byte(capability.Random(channelTokenBytes))}
+		created, err := oauth.CreateOwnedSecret(ctx, r.Client, obj, key, nil, data)
+		switch {
+		case err != nil:
+			return runner.Transient(v1alpha1.SecretReadFailedReason, err)
+		case !created:
+			// The cache has not seen it yet: the next reconcile judges the
+			// Secret there is.
+			return runner.Wait(time.Second)
 		}
-		if err := controllerutil.SetControllerReference(obj, sec, r.Scheme()); err != nil {
-			return runner.Stall(v1alpha1.InvalidSpecReason, err)
-		}
-		if err := r.Create(ctx, sec); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return runner.Stall(v1alpha1.ConnectSecretConflictReason,
-					fmt.Errorf("a Secret named %s exists and is not owned by this CalendarWatch; rename or delete it", sec.Name))
-			}
-			return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("create Secret %s: %w", sec.Name, err))
-		}
+		sec = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name}, Data: data}
 	case err != nil:
 		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
 	case !metav1.IsControlledBy(sec, obj):
-		return runner.Stall(v1alpha1.ConnectSecretConflictReason,
-			fmt.Errorf("a Secret named %s exists and is not owned by this CalendarWatch; rename or delete it", sec.Name))
+		return runner.Stall(v1alpha1.ConnectSecretConflictReason, fmt.Errorf("channel Secret %s: %w", sec.Name, oauth.ErrConnectSecretConflict))
 	}
 	obj.Status.ChannelTokenSecretName = sec.Name
 	obj.Status.ChannelTokenHash = gcalendar.HashToken(string(sec.Data[ChannelTokenKey]))
@@ -111,21 +106,13 @@ func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 	if ch == nil || ch.Expiration == nil {
 		return time.Time{}
 	}
-	if life := ch.Expiration.Sub(time.UnixMilli(seqOf(ch))); life > 0 && life <= renewBefore {
+	if life := ch.Expiration.Sub(time.UnixMilli(gcalendar.ChannelSequence(ch))); life > 0 && life <= renewBefore {
 		renewBefore = life / 2
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(ch.ID))
 	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1)) //nolint:gosec // renewBefore is positive (CEL) and the result is below it
 	return ch.Expiration.Add(-renewBefore - spread)
-}
-
-func seqOf(ch *v1alpha1.ChannelStatus) int64 {
-	if ch == nil {
-		return 0
-	}
-	_, seq, _ := gcalendar.ParseChannelID(ch.ID)
-	return seq
 }
 
 // channel opens the push channel, renews it before it expires (the new one
@@ -164,14 +151,14 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
-	seq := max(run.Now.UnixMilli(), seqOf(cur)+1, seqOf(st.PreviousChannel)+1)
+	seq := max(run.Now.UnixMilli(), gcalendar.ChannelSequence(cur)+1, gcalendar.ChannelSequence(st.PreviousChannel)+1)
 	ch, err := r.Calendar.Watch(ctx, run.Token, gcalendar.WatchRequest{
 		CalendarID: obj.Spec.CalendarID, ID: gcalendar.ChannelID(obj.UID, seq), Token: string(sec.Data[ChannelTokenKey]),
 		Address: PushAddress(r.PublicURL), Expiration: run.Now.Add(obj.Spec.Channel.TTL.Duration),
 	})
 	if err != nil {
 		if errors.Is(err, gcalendar.ErrUnauthorized) {
-			return r.reauth(obj, err)
+			return r.grant.Reauth(obj, "OpenChannel", err)
 		}
 		st.ChannelFailures++
 		next := metav1.NewTime(run.Now.Add(outbound.ChannelRetries.After(int(st.ChannelFailures), err)))
@@ -251,7 +238,7 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		}
 		if err := r.Calendar.Stop(ctx, run.Token, c.ID, c.ResourceID); err != nil {
 			if errors.Is(err, gcalendar.ErrUnauthorized) {
-				return r.reauth(obj, err)
+				return r.grant.Reauth(obj, "StopChannel", err)
 			}
 			return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("stop channel %s: %w", c.ID, err))
 		}
@@ -261,19 +248,6 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "Stopped", "no push channel: the watch is suspended or being deleted")
 	return runner.Continue()
 }
-
-// reauth marks a grant Google refused: a person must connect again.
-func (r *Reconciler) reauth(obj *v1alpha1.CalendarWatch, err error) runner.Outcome {
-	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
-	if c := status.Get(obj, v1alpha1.StalledCondition); c == nil || c.Reason != v1alpha1.ReauthRequiredReason {
-		r.event(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Sync", "connect again: "+err.Error())
-	}
-	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
-}
-
-// ChannelIDFor is the id of a channel of the watch opened at t (tests and
-// tools).
-func ChannelIDFor(uid types.UID, t time.Time) string { return gcalendar.ChannelID(uid, t.UnixMilli()) }
 
 // PushAddress is the address a channel is opened with: the webhook
 // server's public URL and the push route.

@@ -498,7 +498,7 @@ func TestTheHTTPSinkIsSignedRetriedAndNeverBlocksDeletion(t *testing.T) {
 	}
 	f.clock.Step(2 * time.Second)
 	f.reconcile(t)
-	if w := f.watch(t); len(w.Status.PendingDeliveries) != 0 || !status.IsTrue(w, "Delivered") {
+	if w := f.watch(t); len(w.Status.PendingDeliveries) != 0 || !status.IsTrue(w, v1alpha1.DeliveredCondition) {
 		t.Fatalf("not delivered: %+v", w.Status)
 	}
 	mu.Lock()

@@ -87,7 +87,7 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	key, err := r.signingKey(ctx, obj)
 	if err != nil {
 		if oauth.IsMissingSecret(err) {
-			status.Set(obj, "Delivered", metav1.ConditionFalse, v1alpha1.SecretNotFoundReason, err.Error())
+			status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionFalse, v1alpha1.SecretNotFoundReason, err.Error())
 			run.RequeueAt(run.Now.Add(oauth.SecretRecheck))
 			return runner.Continue()
 		}
@@ -97,14 +97,9 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		d := st.PendingDeliveries[0]
 		if err := r.post(ctx, obj, key, d, run.Now); err != nil {
 			st.DeliveryFailures++
-			n := int(st.DeliveryFailures)
-			wait := outbound.CalendarRetries.After(n, err)
-			if outbound.CalendarRetries.Exhausted(n) {
-				wait = max(obj.Spec.BackupSyncInterval.Duration, outbound.RetryAfterOf(err))
-			}
-			next := metav1.NewTime(run.Now.Add(wait))
+			next := metav1.NewTime(run.Now.Add(outbound.CalendarRetries.AfterOr(int(st.DeliveryFailures), err, obj.Spec.BackupSyncInterval.Duration)))
 			st.NextDeliveryAt = &next
-			status.Set(obj, "Delivered", metav1.ConditionFalse, v1alpha1.UpstreamUnavailableReason,
+			status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionFalse, v1alpha1.UpstreamUnavailableReason,
 				fmt.Sprintf("the HTTP sink refused event %s: %v; %d pending, next attempt at %s", d.EventID, err, len(st.PendingDeliveries), next.UTC().Format(time.RFC3339)))
 			run.RequeueAt(next.Time)
 			return runner.Continue()
@@ -113,7 +108,7 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		st.DeliveryFailures, st.NextDeliveryAt = 0, nil
 	}
 	st.PendingDeliveries = nil
-	status.Set(obj, "Delivered", metav1.ConditionTrue, v1alpha1.SucceededReason, "the HTTP sink accepted every cancelled event")
+	status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the HTTP sink accepted every cancelled event")
 	return runner.Continue()
 }
 

@@ -181,7 +181,7 @@ func drawDeletion(t *rapid.T, prefix string) deletionCase {
 func (p *propEnv) runDeletion(t *rapid.T, tt *testing.T, w *v1alpha1.CalendarWatch, c deletionCase) (remaining map[string]bool, deleted map[string]string) {
 	ctx := context.Background()
 	for name, id := range c.appointments {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name, Labels: map[string]string{"switchboard.dev/calendar-event-id": id}}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name, Labels: map[string]string{v1alpha1.DefaultEventIDLabel: id}}}
 		if err := env.Client.Create(ctx, cm); err != nil {
 			t.Fatal(err)
 		}

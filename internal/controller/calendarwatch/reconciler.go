@@ -25,6 +25,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -145,15 +146,10 @@ func (r *Reconciler) watchesUsing(ctx context.Context, o client.Object) []reconc
 	return reqs
 }
 
-func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related *ObjectRef, typ, reason, action, note string) {
-	if r.Recorder == nil {
-		return
+func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related runtime.Object, typ, reason, action, note string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, related, typ, reason, action, "%s", note)
 	}
-	if related != nil {
-		r.Recorder.Eventf(obj, related.ref(), typ, reason, action, "%s", note)
-		return
-	}
-	r.Recorder.Eventf(obj, nil, typ, reason, action, "%s", note)
 }
 
 // granted records the grant's expiry.

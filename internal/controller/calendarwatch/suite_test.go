@@ -193,7 +193,7 @@ func (f *fixture) appointment(t *testing.T, name, eventID string) {
 	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}
 	if eventID != "" {
-		cm.Labels = map[string]string{"switchboard.dev/calendar-event-id": eventID}
+		cm.Labels = map[string]string{v1alpha1.DefaultEventIDLabel: eventID}
 	}
 	if err := env.Client.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)

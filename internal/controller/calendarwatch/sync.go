@@ -203,7 +203,7 @@ func (r *Reconciler) syncFailed(obj *v1alpha1.CalendarWatch, err error) runner.O
 		return runner.Stall(v1alpha1.SinkForbiddenReason, err).RecheckAfter(obj.Spec.BackupSyncInterval.Duration)
 	case errors.Is(err, gcalendar.ErrUnauthorized):
 		status.Set(obj, v1alpha1.SyncedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
-		return r.reauth(obj, err)
+		return r.grant.Reauth(obj, "Sync", err)
 	case outbound.IsPermanent(err):
 		status.Set(obj, v1alpha1.SyncedCondition, metav1.ConditionFalse, v1alpha1.UpstreamRejectedReason, err.Error())
 		return runner.Stall(v1alpha1.UpstreamRejectedReason, err).RecheckAfter(obj.Spec.BackupSyncInterval.Duration)
@@ -218,18 +218,6 @@ type sinkForbiddenError struct{ err error }
 
 func (e *sinkForbiddenError) Error() string { return e.err.Error() }
 func (e *sinkForbiddenError) Unwrap() error { return e.err }
-
-// ObjectRef names an appointment for an Event's related object.
-type ObjectRef struct {
-	GVK       schema.GroupVersionKind
-	Namespace string
-	Name      string
-	UID       string
-}
-
-func (o *ObjectRef) ref() *corev1.ObjectReference {
-	return &corev1.ObjectReference{APIVersion: o.GVK.GroupVersion().String(), Kind: o.GVK.Kind, Namespace: o.Namespace, Name: o.Name}
-}
 
 // deleteAppointments deletes the appointment objects of cancelled events
 // (and, after a 410, of events that no longer exist), records each
@@ -259,7 +247,7 @@ func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWa
 	gvk := schema.FromAPIVersionAndKind(sink.APIVersion, sink.Kind)
 	label := sink.EventIDLabel
 	if label == "" {
-		label = "switchboard.dev/calendar-event-id"
+		label = v1alpha1.DefaultEventIDLabel
 	}
 	cancelled := make(map[string]bool, len(res.cancelled))
 	for _, id := range res.cancelled {
@@ -303,7 +291,7 @@ func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWa
 			return nil, r.sinkError("delete", gvk, obj.Namespace, err)
 		}
 		deleted[id] = item.Name
-		r.recordDeletion(obj, &ObjectRef{GVK: gvk, Namespace: item.Namespace, Name: item.Name, UID: string(item.UID)}, id, why)
+		r.recordDeletion(obj, &corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name, UID: item.UID}, id, why)
 	}
 	for _, id := range res.cancelled {
 		if _, ok := deleted[id]; !ok {
@@ -322,7 +310,7 @@ func instanceOf(id string, set map[string]bool) bool {
 	return i > 0 && set[id[:i]]
 }
 
-func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *ObjectRef, eventID, why string) {
+func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *corev1.ObjectReference, eventID, why string) {
 	st := &obj.Status
 	st.AppointmentsDeleted++
 	st.RecentlyDeletedEventIDs = append([]string{eventID}, st.RecentlyDeletedEventIDs...)
@@ -330,7 +318,7 @@ func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *ObjectRef
 		st.RecentlyDeletedEventIDs = st.RecentlyDeletedEventIDs[:recentIDs]
 	}
 	r.event(obj, appt, corev1.EventTypeNormal, "AppointmentDeleted", "GoogleCalendarSync",
-		fmt.Sprintf("source=%s: deleted %s %s for event %s (%s)", SyncSource, appt.GVK.Kind, appt.Name, eventID, why))
+		fmt.Sprintf("source=%s: deleted %s %s for event %s (%s)", SyncSource, appt.Kind, appt.Name, eventID, why))
 }
 
 func (r *Reconciler) sinkError(verb string, gvk schema.GroupVersionKind, ns string, err error) error {
