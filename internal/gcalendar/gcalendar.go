@@ -35,10 +35,10 @@ import (
 
 	"google.golang.org/api/calendar/v3"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/option"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/gapi"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -66,8 +66,9 @@ const PageSize = 100
 // required by server").
 var ErrSyncTokenGone = errors.New("the sync token is no longer valid: a full sync is required")
 
-// ErrUnauthorized wraps Google's 401: the access token was refused.
-var ErrUnauthorized = errors.New("google refused the access token")
+// ErrUnauthorized wraps Google's 401: the access token was refused. It is
+// the shared gapi.ErrUnauthorized, so errors.Is answers alike for either.
+var ErrUnauthorized = gapi.ErrUnauthorized
 
 // Channel is an open push channel.
 type Channel struct {
@@ -119,36 +120,13 @@ type Client struct {
 	svc *calendar.Service
 }
 
-type tokenKey struct{}
-
-// bearer adds the access token a call carries in its context.
-type bearer struct{ next http.RoundTripper }
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	tok, _ := req.Context().Value(tokenKey{}).(string)
-	if tok == "" {
-		return nil, errors.New("gcalendar: no access token in the call's context")
-	}
-	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", "Bearer "+tok)
-	return b.next.RoundTrip(r)
-}
-
 // New builds a client on the googleapis upstream of out.
 func New(ctx context.Context, out *outbound.Client) (*Client, error) {
-	hc := out.HTTPClient()
-	svc, err := calendar.NewService(ctx,
-		option.WithEndpoint(out.Endpoint(upstream.GoogleAPIs, "/calendar/v3/")),
-		option.WithHTTPClient(&http.Client{Transport: bearer{next: hc.Transport}, CheckRedirect: hc.CheckRedirect, Timeout: outbound.DefaultTimeout}),
-		option.WithUserAgent(outbound.DefaultUserAgent))
+	svc, err := calendar.NewService(ctx, gapi.Options(out, out.Endpoint(upstream.GoogleAPIs, "/calendar/v3/"))...)
 	if err != nil {
 		return nil, fmt.Errorf("calendar client: %w", err)
 	}
 	return &Client{svc: svc}, nil
-}
-
-func withToken(ctx context.Context, token string) context.Context {
-	return context.WithValue(ctx, tokenKey{}, token)
 }
 
 // Watch opens a push channel for the calendar's events.
@@ -156,7 +134,7 @@ func (c *Client) Watch(ctx context.Context, token string, r WatchRequest) (Chann
 	ch, err := c.svc.Events.Watch(r.CalendarID, &calendar.Channel{
 		Id: r.ID, Type: "web_hook", Address: r.Address, Token: r.Token,
 		Expiration: r.Expiration.UnixMilli(),
-	}).Context(withToken(ctx, token)).Do()
+	}).Context(gapi.WithToken(ctx, token)).Do()
 	if err != nil {
 		return Channel{}, classify("events.watch", err)
 	}
@@ -170,7 +148,7 @@ func (c *Client) Watch(ctx context.Context, token string, r WatchRequest) (Chann
 // Stop stops a channel. A channel Google does not know (already stopped,
 // expired) is stopped: 404 is success.
 func (c *Client) Stop(ctx context.Context, token, id, resourceID string) error {
-	err := c.svc.Channels.Stop(&calendar.Channel{Id: id, ResourceId: resourceID}).Context(withToken(ctx, token)).Do()
+	err := c.svc.Channels.Stop(&calendar.Channel{Id: id, ResourceId: resourceID}).Context(gapi.WithToken(ctx, token)).Do()
 	if err != nil {
 		var ge *googleapi.Error
 		if errors.As(err, &ge) && ge.Code == http.StatusNotFound {
@@ -198,7 +176,7 @@ func (c *Client) List(ctx context.Context, token string, r ListRequest) (Page, e
 	if r.PageToken != "" {
 		call = call.PageToken(r.PageToken)
 	}
-	evs, err := call.Context(withToken(ctx, token)).Do()
+	evs, err := call.Context(gapi.WithToken(ctx, token)).Do()
 	if err != nil {
 		return Page{}, classify("events.list", err)
 	}
@@ -280,47 +258,18 @@ func ParseNotification(v string) (Notification, bool) {
 	return Notification{ChannelID: parts[0], MessageNumber: n, State: parts[2]}, true
 }
 
-// rateLimitReasons are the 403 reasons that mean "slow down", not "no"
-// (https://developers.google.com/calendar/api/guides/errors: 403
-// usageLimits, rateLimitExceeded, userRateLimitExceeded, quotaExceeded).
-var rateLimitReasons = map[string]bool{
-	"usageLimits": true, "rateLimitExceeded": true, "userRateLimitExceeded": true,
-	"quotaExceeded": true, "dailyLimitExceeded": true,
-}
-
-// classify turns a library error into an *outbound.Error: network errors,
-// 5xx, 429 and the 403 rate limits are transient (with Retry-After when
-// sent); 401 is ErrUnauthorized; 410 is ErrSyncTokenGone; other 4xx are
-// permanent.
+// classify is gapi.Classify with the Calendar API's own cases: 410 is
+// ErrSyncTokenGone, and a 401 whose reason starts with "push." is the
+// channel's problem, not the grant's.
 func classify(call string, err error) error {
-	var ge *googleapi.Error
-	if !errors.As(err, &ge) {
-		return &outbound.Error{Upstream: upstream.GoogleAPIs, Class: outbound.Transient, Reason: call + ": " + err.Error(), Err: err}
-	}
-	reason := ""
-	if len(ge.Errors) > 0 {
-		reason = ge.Errors[0].Reason
-	}
-	msg := ge.Message
-	if msg == "" {
-		msg = http.StatusText(ge.Code)
-	}
-	e := &outbound.Error{Upstream: upstream.GoogleAPIs, Status: ge.Code, Class: outbound.Permanent,
-		Reason: fmt.Sprintf("%s: %d %s", call, ge.Code, strings.TrimSpace(msg)), Err: err}
-	if reason != "" {
-		e.Reason += " (" + reason + ")"
-	}
-	e.RetryAfter = outbound.ParseRetryAfter(ge.Header.Get("Retry-After"), time.Now())
+	e := gapi.Classify(call, err, upstream.GoogleAPIs)
 	switch {
-	case ge.Code == http.StatusGone:
+	case e.Status == http.StatusGone:
 		e.Err = errors.Join(ErrSyncTokenGone, err)
-	case ge.Code == http.StatusUnauthorized && !strings.HasPrefix(reason, "push."):
+	case e.Status == http.StatusUnauthorized && strings.HasPrefix(gapi.Reason(err), "push."):
 		// events.watch answers 401 push.webhookUrlUnauthorized for an
-		// address it refuses: the channel's problem, not the grant's.
-		e.Err = errors.Join(ErrUnauthorized, err)
-	case ge.Code == http.StatusTooManyRequests || ge.Code >= 500,
-		ge.Code == http.StatusForbidden && rateLimitReasons[reason]:
-		e.Class = outbound.Transient
+		// address it refuses: not ErrUnauthorized.
+		e.Err = err
 	}
 	return e
 }
