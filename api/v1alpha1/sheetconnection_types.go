@@ -67,11 +67,14 @@ type SheetConnectionSpec struct {
 	// ColumnMapping maps session fields to columns: a column letter (A to
 	// ZZZ) or the header text in row 1 (at most 128 characters). The fields
 	// are title, startedAt, endedAt, durationSeconds (all four required),
-	// project, notes, tags, skill and intensity. Two fields may not share a
-	// column.
+	// id, project, notes, tags, skill and intensity. Two fields may not
+	// share a column. Mapping id (the session id) lets the operator find a
+	// row it may have written just before a crash, so that a session is
+	// never appended twice; without it a crash in that window can leave one
+	// duplicate row.
 	// +kubebuilder:validation:MinProperties=4
-	// +kubebuilder:validation:MaxProperties=9
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['title', 'startedAt', 'endedAt', 'durationSeconds', 'project', 'notes', 'tags', 'skill', 'intensity'])",message="columnMapping keys must be session fields: title, startedAt, endedAt, durationSeconds, project, notes, tags, skill, intensity"
+	// +kubebuilder:validation:MaxProperties=10
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['id', 'title', 'startedAt', 'endedAt', 'durationSeconds', 'project', 'notes', 'tags', 'skill', 'intensity'])",message="columnMapping keys must be session fields: id, title, startedAt, endedAt, durationSeconds, project, notes, tags, skill, intensity"
 	// +kubebuilder:validation:XValidation:rule="['title', 'startedAt', 'endedAt', 'durationSeconds'].all(k, k in self)",message="columnMapping must map the required fields title, startedAt, endedAt and durationSeconds"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, self.all(j, k == j || self[k] != self[j]))",message="columnMapping values must be unique: two fields cannot write to the same column"
 	// +required
@@ -90,7 +93,11 @@ type SheetConnectionSpec struct {
 	// +optional
 	SyncRetention metav1.Duration `json:"syncRetention,omitzero"`
 
-	// Suspend disconnects: the phase becomes Revoked and ingest answers 409.
+	// Suspend disconnects (seed 004 §4 active → revoked): the refresh token
+	// is revoked at Google's revocation endpoint and removed from the token
+	// Secret, the phase becomes Revoked, ingest answers 409 and pending
+	// syncs wait. Setting it back to false offers the connect link again;
+	// the connection is Active once a new grant is stored.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 }
@@ -136,12 +143,34 @@ type SheetConnectionStatus struct {
 	// +optional
 	Phase ConnectionPhase `json:"phase,omitempty"`
 
+	// GoogleUserID is the Google account of the grant: the sub claim of the
+	// id_token Google returned with it (seed 004 §2 googleUserId).
+	// +optional
+	GoogleUserID string `json:"googleUserID,omitempty"`
+
+	// IngestPath is the webhook server's path the time tracker posts
+	// finished sessions to, with the ingest token as a Bearer token. It is
+	// derived from the ingest token, so it changes when the token does and
+	// reveals nothing about it.
+	// +optional
+	IngestPath string `json:"ingestPath,omitempty"`
+
+	// RefusedGrant is set when Google answered 401 or 403 to a call made
+	// with the current grant (phase Error): the grant's time of issue and
+	// what Google said. It is cleared when a new grant is stored.
+	// +optional
+	RefusedGrant *RefusedGrant `json:"refusedGrant,omitempty"`
+
 	// SheetID resolved from spec.sheet.
 	// +optional
 	SheetID *int64 `json:"sheetID,omitempty"`
 	// SheetTitle resolved from spec.sheet (cached display name).
 	// +optional
 	SheetTitle string `json:"sheetTitle,omitempty"`
+	// TimeZone of the spreadsheet (an IANA name such as Asia/Tokyo):
+	// startedAt and endedAt are written as date-times in it.
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
 
 	// ResolvedColumns maps each field to the column letter it writes to,
 	// after header names are looked up in row 1.
@@ -164,6 +193,20 @@ type SheetConnectionStatus struct {
 	// SyncFailures counts SheetSyncs that ended Failed.
 	// +optional
 	SyncFailures int64 `json:"syncFailures,omitempty"`
+}
+
+// RefusedGrant records that Google refused the current grant.
+type RefusedGrant struct {
+	// GrantedAt identifies the grant: when the OAuth callback stored it.
+	// +optional
+	GrantedAt string `json:"grantedAt,omitempty"`
+	// At is when Google refused it.
+	// +required
+	At metav1.Time `json:"at"`
+	// Message is Google's answer, without any token.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // +kubebuilder:object:root=true

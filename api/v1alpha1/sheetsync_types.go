@@ -112,9 +112,33 @@ type SheetSyncStatus struct {
 	// AttemptedAt is when the last append was tried.
 	// +optional
 	AttemptedAt *metav1.Time `json:"attemptedAt,omitempty"`
+	// InFlightSince is set, before values.append is called, to when the
+	// call began, and cleared when its answer is recorded. A sync found with
+	// it set after a restart may already be in the sheet: when an id column
+	// is mapped the operator looks for the session id there before it
+	// appends again.
+	// +optional
+	InFlightSince *metav1.Time `json:"inFlightSince,omitempty"`
+	// Trace is the last append request and response, bounded, for
+	// debugging (seed 004 §2 googleAppendRequest / googleAppendResponse). It
+	// holds no token.
+	// +optional
+	Trace *AppendTrace `json:"trace,omitempty"`
 	// CompletedAt is when the sync reached Succeeded or Failed.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+}
+
+// AppendTrace is a bounded record of one values.append call.
+type AppendTrace struct {
+	// Request is the append's range, options and rows as JSON, cut at 4 KiB.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Request string `json:"request,omitempty"`
+	// Response is Google's answer (or error) as JSON, cut at 4 KiB.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Response string `json:"response,omitempty"`
 }
 
 // +kubebuilder:object:root=true
