@@ -19,6 +19,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,7 +120,7 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 		return runner.Transient(v1alpha1.TokenRefreshFailedReason, err)
 	}
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the grant works")
-	run.Token = tok.AccessToken
+	run.Token, run.GrantID = tok.AccessToken, tok.Extra[KeyGrantedAt]
 	if !tok.Expiry.IsZero() {
 		run.RequeueAt(tok.Expiry.Add(-margin))
 	}
@@ -139,4 +140,27 @@ func (p *Phases[T]) Reauth(obj T, action string, err error) runner.Outcome {
 		p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, action, "connect again: %s", err.Error())
 	}
 	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
+}
+
+// SecretPath reads the token under key in the Secret name (the webhook
+// Secret of a NotionIntegration, the ingest Secret of a SheetConnection)
+// and derives the resource's secret path from it with derive. A missing
+// Secret, or a token shorter than minLength, stalls the resource until a
+// person fixes it.
+func SecretPath(ctx context.Context, c client.Reader, obj client.Object, name, key string, minLength int,
+	derive func(token, namespace, name string) string) (string, runner.Outcome) {
+	var sec corev1.Secret
+	ref := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
+	if err := c.Get(ctx, ref, &sec); err != nil {
+		if IsMissingSecret(err) {
+			return "", runner.Stall(v1alpha1.SecretNotFoundReason, fmt.Errorf("Secret %s not found", name)).RecheckAfter(SecretRecheck)
+		}
+		return "", runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read Secret %s: %w", name, err))
+	}
+	token := string(sec.Data[key])
+	if len(token) < minLength {
+		return "", runner.Stall(v1alpha1.SecretNotFoundReason,
+			fmt.Errorf("Secret %s needs a key %q of at least %d characters", name, key, minLength)).RecheckAfter(SecretRecheck)
+	}
+	return derive(token, obj.GetNamespace(), obj.GetName()), runner.Continue()
 }

@@ -64,6 +64,10 @@ type Run struct {
 	// Token is the access token a grant phase obtained, for the phases
 	// after it. It lives for one reconcile: never stored, logged or shown.
 	Token string
+	// GrantID names the grant Token came from (when the OAuth callback
+	// stored it), so a phase can record that the provider refused this
+	// grant without holding a token.
+	GrantID string
 
 	deadlines []time.Time
 }

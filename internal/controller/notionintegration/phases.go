@@ -22,7 +22,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/notion"
@@ -35,21 +34,11 @@ import (
 
 // webhookPath derives the secret webhook path from the webhook token.
 func (r *Reconciler) webhookPath(ctx context.Context, obj *v1alpha1.NotionIntegration, _ *runner.Run) runner.Outcome {
-	var sec corev1.Secret
-	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.WebhookSecretRef.Name}
-	if err := r.Get(ctx, key, &sec); err != nil {
-		if oauth.IsMissingSecret(err) {
-			return runner.Stall(v1alpha1.SecretNotFoundReason, fmt.Errorf("webhook Secret %s not found", key.Name)).RecheckAfter(oauth.SecretRecheck)
-		}
-		return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read webhook Secret %s: %w", key.Name, err))
+	path, out := oauth.SecretPath(ctx, r.Client, obj, obj.Spec.WebhookSecretRef.Name, papers.WebhookTokenKey, 16, papers.WebhookPath)
+	if path != "" {
+		obj.Status.WebhookPath = path
 	}
-	token := string(sec.Data[papers.WebhookTokenKey])
-	if len(token) < 16 {
-		return runner.Stall(v1alpha1.SecretNotFoundReason,
-			fmt.Errorf("webhook Secret %s needs a key %q of at least 16 characters", key.Name, papers.WebhookTokenKey)).RecheckAfter(oauth.SecretRecheck)
-	}
-	obj.Status.WebhookPath = papers.WebhookPath(token, obj.Namespace, obj.Name)
-	return runner.Continue()
+	return out
 }
 
 // granted records the grant's identity and expiry.

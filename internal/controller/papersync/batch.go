@@ -126,7 +126,9 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.PaperSync, run *ru
 	b := &batchRun{r: r, now: run.Now, token: tok.AccessToken, obj: obj}
 	b.sync(ctx, members)
 	b.write(ctx, members[1:])
-	r.counts.add(niKey, b.synced, b.failed)
+	if r.counts != nil {
+		r.counts.Add(niKey, status.Tally{Done: int64(b.synced), Failed: int64(b.failed)})
+	}
 	if b.retryIn > 0 && len(members) > 1 {
 		// Members left pending by a throttled or failed call come back on
 		// the schedule, as obj does.

@@ -104,7 +104,7 @@ type Reconciler struct {
 
 	locks    sync.Map // integration key → *sync.Mutex: one batch per integration
 	finished sync.Map // PaperSync UID → time finished, until the cache shows it
-	counts   counters
+	counts   *status.Counters[*v1alpha1.NotionIntegration]
 	wake     chan event.TypedGenericEvent[*v1alpha1.PaperSync]
 }
 
@@ -133,8 +133,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Concurrency = DefaultConcurrency
 	}
 	run := r.Runner()
-	r.counts.client = r.Client
-	if err := mgr.Add(&r.counts); err != nil {
+	r.counts = &status.Counters[*v1alpha1.NotionIntegration]{
+		Client: r.Client, Every: counterFlush,
+		New: func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
+		Apply: func(ni *v1alpha1.NotionIntegration, t status.Tally) {
+			ni.Status.PapersSynced += t.Done
+			ni.Status.SyncFailures += t.Failed
+		},
+	}
+	if err := mgr.Add(r.counts); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
