@@ -50,6 +50,14 @@ const (
 	// CalendarTokenSecret finds the CalendarWatches whose grant is in a
 	// token Secret.
 	CalendarTokenSecret = "calendar.spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
+	// SheetSecrets finds the SheetConnections that read a Secret: their
+	// token Secret (a new grant) and their ingest token Secret (a new
+	// ingest path).
+	SheetSecrets = "sheet.spec.secrets" //nolint:gosec // a field path, not a credential
+	// SheetIngestPath finds the SheetConnection listening on an ingest path.
+	SheetIngestPath = "status.ingestPath"
+	// PendingSheetSyncs finds the unfinished SheetSyncs of a connection.
+	PendingSheetSyncs = "pending.spec.connectionRef.name"
 )
 
 type field struct {
@@ -83,6 +91,20 @@ var fields = []field{
 	}},
 	{&v1alpha1.CalendarWatch{}, CalendarTokenSecret, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.CalendarWatch).Spec.OAuth.TokenSecretRef.Name)
+	}},
+	{&v1alpha1.SheetConnection{}, SheetSecrets, func(o client.Object) []string {
+		c := o.(*v1alpha1.SheetConnection)
+		return append(nonEmpty(c.Spec.OAuth.TokenSecretRef.Name), nonEmpty(c.Spec.IngestTokenSecretRef.Name)...)
+	}},
+	{&v1alpha1.SheetConnection{}, SheetIngestPath, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.SheetConnection).Status.IngestPath)
+	}},
+	{&v1alpha1.SheetSync{}, PendingSheetSyncs, func(o client.Object) []string {
+		s := o.(*v1alpha1.SheetSync)
+		if s.Status.CompletedAt != nil {
+			return nil
+		}
+		return nonEmpty(s.Spec.ConnectionRef.Name)
 	}},
 }
 

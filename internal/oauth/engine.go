@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -155,7 +156,47 @@ func (e *Engine) Exchange(ctx context.Context, p Provider, creds ClientCredentia
 	if err != nil {
 		return Token{}, fmt.Errorf("exchange %s code: %w", p.Name, err)
 	}
-	return e.tokenFrom(p, resp, Token{}), nil
+	t := e.tokenFrom(p, resp, Token{})
+	t.Extra[KeyGrantedAt] = e.now().UTC().Format(time.RFC3339Nano)
+	return t, nil
+}
+
+// Disconnect revokes the grant in tokenKey at the provider's revocation
+// endpoint (its refresh token, which takes the access tokens with it) and
+// then deletes the Secret. A missing Secret, and a token the provider no
+// longer knows (RFC 7009 §2.2: invalid tokens are not an error), are
+// success; a provider without a revocation endpoint only loses the Secret.
+func (e *Engine) Disconnect(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName) error {
+	t, ok, err := e.Store.Load(ctx, tokenKey)
+	if err != nil || !ok {
+		return err
+	}
+	tok, hint := t.RefreshToken, "refresh_token"
+	if tok == "" {
+		tok, hint = t.AccessToken, "access_token"
+	}
+	if p.RevokePath != "" && tok != "" {
+		header := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+		if p.RevokeWithClient {
+			creds, err := e.Store.LoadClient(ctx, clientKey)
+			if err != nil {
+				return err
+			}
+			header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(creds.ID+":"+creds.Secret)))
+		}
+		body := url.Values{"token": {tok}, "token_type_hint": {hint}}.Encode()
+		_, err := e.Out.Do(ctx, outbound.Request{
+			Upstream: p.TokenUpstream, Method: http.MethodPost, Path: p.RevokePath,
+			Body: strings.NewReader(body), Header: header,
+		})
+		if oe, ok := outbound.Classify(err); ok && oe.Status == http.StatusBadRequest {
+			err = nil // invalid_token: revoked already, or expired
+		}
+		if err != nil {
+			return fmt.Errorf("revoke %s grant in Secret %s: %w", p.Name, tokenKey, err)
+		}
+	}
+	return e.Store.Forget(ctx, tokenKey, t)
 }
 
 // tokenFrom builds the new grant; a provider that does not rotate (Google)
@@ -314,8 +355,36 @@ func (e *Engine) callOAuth2(ctx context.Context, p Provider, creds ClientCredent
 		return tokenResponse{}, &outbound.Error{Upstream: p.TokenUpstream, Class: outbound.Transient, Reason: "token endpoint unreachable", Err: err}
 	}
 	r := tokenResponse{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType, Extra: map[string]string{}}
+	if idt, ok := tok.Extra("id_token").(string); ok {
+		if sub := subjectOf(idt); sub != "" {
+			r.Extra[KeySubject] = sub
+		}
+	}
 	if !tok.Expiry.IsZero() {
 		r.ExpiresIn = int64(time.Until(tok.Expiry).Round(time.Second) / time.Second)
 	}
 	return r, nil
+}
+
+// subjectOf reads the sub claim of an id_token. The signature is not
+// checked: the token came straight from the provider's token endpoint over
+// TLS, which Google's OpenID Connect guide allows ("Obtaining user profile
+// information": an ID token received directly from Google over HTTPS need
+// not be validated), and sub is shown, never trusted for access.
+func subjectOf(idToken string) string {
+	parts := strings.Split(idToken, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || len(claims.Sub) > 255 {
+		return ""
+	}
+	return claims.Sub
 }

@@ -72,6 +72,12 @@ type Provider struct {
 	// UseOAuth2Library sends the token calls through golang.org/x/oauth2
 	// (Google); otherwise the engine's own call is used (Notion's JSON body).
 	UseOAuth2Library bool
+	// RevokePath is the revocation endpoint on TokenUpstream (RFC 7009);
+	// empty when the provider has none. RevokeWithClient sends the client
+	// credentials with it (Discord wants them; Google's takes the token
+	// alone).
+	RevokePath       string
+	RevokeWithClient bool
 }
 
 // The providers. Discord shows that a further provider is configuration:
@@ -101,6 +107,10 @@ var (
 		AuthParams:        map[string]string{"access_type": "offline", "prompt": "consent"},
 		AssumedLifetime:   time.Hour,
 		UseOAuth2Library:  true,
+		// https://developers.google.com/identity/protocols/oauth2/web-server
+		// ("Revoking a token"): POST https://oauth2.googleapis.com/revoke
+		// with token= in a form body.
+		RevokePath: "/revoke",
 	}
 	// Discord's URLs: docs/topics/oauth2 ("OAuth2 URLs") in
 	// discord/discord-api-docs.
@@ -115,6 +125,10 @@ var (
 		PKCE:              true,
 		Scopes:            []string{"identify"},
 		AssumedLifetime:   7 * 24 * time.Hour,
+		// docs/topics/oauth2 ("Token Revocation Example"): form body with
+		// token and token_type_hint, client credentials by Basic auth.
+		RevokePath:       "/api/oauth2/token/revoke",
+		RevokeWithClient: true,
 	}
 )
 

@@ -39,6 +39,13 @@ const (
 	KeyExpiry       = "expiry" // RFC 3339
 	KeyClientID     = "client_id"
 	KeyClientSecret = "client_secret"
+	// KeyGrantedAt is when the OAuth callback stored the grant (RFC 3339).
+	// Refreshes keep it, so it names one grant: a resource can remember
+	// that the provider refused this grant without holding any token.
+	KeyGrantedAt = "granted_at"
+	// KeySubject is the account the grant belongs to, when the provider
+	// says (Google: the id_token's sub claim, with the openid scope).
+	KeySubject = "sub"
 )
 
 // Token is a grant. Extra holds provider fields kept beside it (Notion's
@@ -217,4 +224,27 @@ func (s *Store) LoadClient(ctx context.Context, key types.NamespacedName) (Clien
 		return ClientCredentials{}, fmt.Errorf("%w: %s needs keys %s and %s", ErrClientIncomplete, key, KeyClientID, KeyClientSecret)
 	}
 	return c, nil
+}
+
+// Forget deletes the token Secret, if its grant is still the one in t: a
+// newer grant written since (a callback) is kept. A missing Secret is
+// success.
+func (s *Store) Forget(ctx context.Context, key types.NamespacedName, t Token) error {
+	st, err := s.load(ctx, key)
+	if err != nil || !st.exists {
+		return err
+	}
+	if st.RefreshToken != t.RefreshToken {
+		return nil
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	rv := st.resourceVersion
+	err = s.Writer.Delete(ctx, sec, client.Preconditions{ResourceVersion: &rv})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or rewritten: a newer grant is not ours to delete
+	}
+	if err != nil {
+		return fmt.Errorf("delete token Secret %s: %w", key, err)
+	}
+	return nil
 }
