@@ -28,11 +28,13 @@ import (
 // (https://developers.google.com/sheets/api/guides/concepts#cell, "A1
 // notation"): an optional sheet title and "!", then a cell ("A5"), a
 // range of cells ("A5:I7"), whole columns ("F:F"), whole rows ("3:3") or a
-// range open at the bottom ("A5:A"). A title with spaces or special
-// characters must be single-quoted ('My Custom Sheet'!A:A); inside the
-// quotes an apostrophe is doubled, as in a formula's sheet reference
-// ('It''s'!A1) — the overview's own example 'Jon's_Data'!A1:D5 leaves it
-// single, which no parser can tell from the closing quote.
+// range open at the bottom ("A5:A"). "Single quotes are required for sheet
+// names with spaces, special characters, or an alphanumeric combination"
+// ('My Custom Sheet'!A:A). Inside the quotes an apostrophe is doubled:
+// that is how Google writes the ranges it answers ("'Jon''s
+// Data'!A1:Z1000" for the overview's own "Jon's Data",
+// https://github.com/googleapis/google-api-python-client/issues/2702),
+// and how it reads them (https://github.com/robin900/gspread-dataframe/pull/58).
 
 // maxColumn is the last column a sheet can have, ZZZ: 18,278 columns (a
 // third-party summary of Google's limits,
@@ -46,9 +48,10 @@ const maxColumn = 26 + 26*26 + 26*26*26
 const maxRow = 1<<31 - 1
 
 // QuoteTitle quotes a sheet title for A1 notation. It always quotes: a
-// bare title that looks like a cell ("A1"), a named range or a number
-// would be read as one (concepts#cell: "A1 refers to cell A1 in the first
-// visible sheet and 'A1' refers to a sheet with the name A1").
+// bare title that looks like a cell would be read as one ("CRM26" is
+// column CRM, row 26, and Google answers 400 "exceeds grid limits":
+// https://github.com/robin900/gspread-dataframe/issues/54), and one that
+// names a named range would be read as the range (concepts#cell).
 func QuoteTitle(title string) string {
 	return "'" + strings.ReplaceAll(title, "'", "''") + "'"
 }
