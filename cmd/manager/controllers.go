@@ -70,6 +70,9 @@ var controllers = []struct {
 			Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: d.PublicURL,
 		}).SetupWithManager(mgr)
 	}},
+	{"sheetconnection and sheetsync", func(mgr ctrl.Manager, d Deps) error {
+		return controller.SetupSheets(mgr, controller.SheetsDeps{Out: d.Outbound, OAuth: d.OAuth, PublicURL: d.PublicURL})
+	}},
 }
 
 func ctrlClientOptions(cache client.CacheOptions) client.Options {

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"time"
+	_ "time/tzdata" // spreadsheet time zones are IANA names; a static image has no zoneinfo
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"

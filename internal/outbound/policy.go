@@ -67,6 +67,11 @@ var (
 	// SlideRetries: 2, 4 and 8 seconds ±20 %, four attempts in all (seed
 	// 001 §7.2; the seed leaves Cloudflare Queues' spacing open).
 	SlideRetries = Schedule{Base: 2 * time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: 0.2}
+	// SheetsRetries: an append Google throttled (429, its quota of 60
+	// writes a minute per user) or failed (5xx, timeout) is tried again
+	// after 1, 2, 4 … 64 seconds, never sooner than Retry-After: seven
+	// retries span two minutes, more than a quota minute.
+	SheetsRetries = Schedule{Base: time.Second, Retries: 7, Max: MaxRetryAfter, Jitter: DefaultJitter}
 	// ChannelRetries spaces attempts to open a Google push channel that
 	// failed: 1 s doubling to an hour, ±10 %. The backup sync goes on
 	// meanwhile (seed 002 "Graceful Degradation"), so nothing is lost

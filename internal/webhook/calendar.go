@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,21 +40,9 @@ func init() {
 	RegisterOAuthTarget("calendar", OAuthTarget{
 		Kind:     "calendarwatch",
 		Provider: gcalendar.OAuthProvider,
-		Resolve:  resolveCalendarWatch,
+		Resolve: Resolver(func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
+			func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth }),
 	})
-}
-
-// resolveCalendarWatch reads a CalendarWatch for the OAuth routes.
-func resolveCalendarWatch(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
-	w := &v1alpha1.CalendarWatch{}
-	if err := d.APIReader.Get(ctx, key, w); err != nil {
-		return nil, err
-	}
-	res := &OAuthResource{Object: w, Credentials: w.Spec.OAuth}
-	if c := meta.FindStatusCondition(w.Status.Conditions, v1alpha1.AuthenticatedCondition); c != nil {
-		res.Authenticated = c.Status
-	}
-	return res, nil
 }
 
 func calendarRoutes(d Deps) []Route {

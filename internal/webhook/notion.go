@@ -27,7 +27,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,18 +48,20 @@ func init() {
 	})
 }
 
-// resolveNotionIntegration reads a NotionIntegration for the OAuth routes.
+// resolveNotionIntegration reads a NotionIntegration for the OAuth routes,
+// with its assumed token lifetime.
 func resolveNotionIntegration(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
-	ni := &v1alpha1.NotionIntegration{}
-	if err := d.APIReader.Get(ctx, key, ni); err != nil {
+	res, err := notionResolver(ctx, d, key)
+	if err != nil {
 		return nil, err
 	}
-	res := &OAuthResource{Object: ni, Credentials: ni.Spec.OAuth, Provider: oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)}
-	if c := meta.FindStatusCondition(ni.Status.Conditions, v1alpha1.AuthenticatedCondition); c != nil {
-		res.Authenticated = c.Status
-	}
+	ni := res.Object.(*v1alpha1.NotionIntegration)
+	res.Provider = oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)
 	return res, nil
 }
+
+var notionResolver = Resolver(func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
+	func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth })
 
 // notionSuccess follows seed 000 §3.1.2's page (the database, the webhook
 // URL, the Automation steps) with what the integration's status holds at

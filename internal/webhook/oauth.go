@@ -32,6 +32,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -432,3 +433,23 @@ var errorPage = template.Must(template.New("error").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
 <body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><small>HTTP {{.Status}}</small></p></body></html>
 `))
+
+// Resolver is the Resolve of an OAuth target whose kind keeps its OAuth
+// credentials in its spec and an Authenticated condition in its status:
+// it reads the resource from the API server.
+func Resolver[T interface {
+	client.Object
+	v1alpha1.StatusObject
+}](newObj func() T, creds func(T) v1alpha1.OAuthCredentials) func(context.Context, Deps, types.NamespacedName) (*OAuthResource, error) {
+	return func(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
+		obj := newObj()
+		if err := d.APIReader.Get(ctx, key, obj); err != nil {
+			return nil, err
+		}
+		res := &OAuthResource{Object: obj, Credentials: creds(obj)}
+		if c := meta.FindStatusCondition(obj.GetReconcileStatus().Conditions, v1alpha1.AuthenticatedCondition); c != nil {
+			res.Authenticated = c.Status
+		}
+		return res, nil
+	}
+}

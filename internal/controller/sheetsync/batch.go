@@ -1,0 +1,579 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sheetsync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
+	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/timesheet"
+)
+
+// No session is appended twice by this process: batches read SheetSyncs
+// from the informer cache, which may lag the writes of the batch before,
+// so one batch runs at a time per connection (a lock), and the UIDs a
+// batch finished are remembered until the cache shows them finished (the
+// expectations a ReplicaSet controller keeps). Only the leader runs
+// controllers, so the memory is the only writer's. Across processes, the
+// in-flight mark written before Google is called is what tells a new
+// leader that a row may already be there.
+
+// Reasons of SheetSync conditions.
+const (
+	// AppendFailedReason: Google refused the append for good (a 4xx other
+	// than 401/403/429), or the sheet is gone.
+	AppendFailedReason = "AppendFailed"
+	// RecoveredReason: a sync found in flight after a restart was found in
+	// the id column: its row was written before the crash.
+	RecoveredReason = "Recovered"
+)
+
+// finish is what the memory keeps of a sync a batch finished.
+type finish struct {
+	at     time.Time
+	failed bool
+}
+
+// defaultRetention applies when the connection is gone.
+const defaultRetention = 24 * time.Hour
+
+// retry starts a Failed sync again when a person asks (seed 004 §4: a
+// failed log can be re-synced from the UI), with the requested-at
+// annotation.
+func (r *Reconciler) retry(_ context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
+	if !run.Requested || obj.Status.Phase != v1alpha1.SyncFailed {
+		return runner.Continue()
+	}
+	r.finished.Delete(obj.UID)
+	st := &obj.Status
+	st.Phase, st.Attempts, st.CompletedAt = v1alpha1.SyncPending, 0, nil
+	status.MarkReconciling(obj, "RetryRequested", "a person asked for another try; last failure: "+st.LastError)
+	return runner.Continue()
+}
+
+// collect deletes a Succeeded sync once its retention has passed; a
+// Failed one stays until a person retries or deletes it.
+func (r *Reconciler) collect(ctx context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
+	var done finish
+	switch obj.Status.Phase {
+	case v1alpha1.SyncSucceeded:
+		done = finish{at: obj.Status.CompletedAt.Time}
+		r.finished.Delete(obj.UID) // the cache has caught up
+	case v1alpha1.SyncFailed:
+		r.finished.Delete(obj.UID)
+		return runner.Done()
+	default:
+		v, ok := r.finished.Load(obj.UID)
+		if !ok {
+			return runner.Continue()
+		}
+		done = v.(finish) // finished by a batch; the cache lags
+		if done.failed {
+			return runner.Done()
+		}
+	}
+	retention := defaultRetention
+	c := &v1alpha1.SheetConnection{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ConnectionRef.Name}, c); err == nil {
+		retention = c.Spec.SyncRetention.Duration
+	}
+	if left := done.at.Add(retention).Sub(run.Now); left > 0 {
+		return runner.Wait(left)
+	}
+	if err := r.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}); client.IgnoreNotFound(err) != nil {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("delete finished sync: %w", err))
+	}
+	r.finished.Delete(obj.UID)
+	return runner.Done()
+}
+
+// waitFor shows why the sync cannot proceed; the connection's watch wakes
+// it when that changes.
+func waitFor(obj *v1alpha1.SheetSync, why string) runner.Outcome {
+	obj.Status.Phase = v1alpha1.SyncPending
+	status.MarkRetrying(obj, v1alpha1.DependencyNotReadyReason, why)
+	return runner.Wait(DependencyRecheck)
+}
+
+// batch appends obj and, in the same values.append, the connection's other
+// pending syncs.
+func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ConnectionRef.Name}
+	conn := &v1alpha1.SheetConnection{}
+	if err := r.Get(ctx, key, conn); err != nil {
+		if apierrors.IsNotFound(err) {
+			return waitFor(obj, "connection "+key.Name+" not found")
+		}
+		return runner.Transient(v1alpha1.DependencyNotReadyReason, fmt.Errorf("read connection %s: %w", key.Name, err))
+	}
+	if ok, why := timesheet.Accepting(conn); !ok {
+		return waitFor(obj, why)
+	}
+	cs := r.conn(key)
+	if !cs.mu.TryLock() {
+		return runner.Wait(BatchBusy)
+	}
+	defer cs.mu.Unlock()
+	if wait := cs.next.Sub(run.Now); wait > 0 {
+		obj.Status.Phase = v1alpha1.SyncPending
+		return runner.Wait(wait)
+	}
+
+	clientKey, tokenKey := oauth.Keys(conn.Namespace, conn.Spec.OAuth)
+	tok, err := r.OAuth.Ensure(ctx, gsheets.OAuthProvider, clientKey, tokenKey, conn.Spec.TokenRefreshBefore.Duration, false)
+	if err != nil {
+		return waitFor(obj, "the connection's grant: "+err.Error())
+	}
+	members, err := r.pending(ctx, obj)
+	if err != nil {
+		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
+	}
+	b := &batchRun{r: r, now: run.Now, token: tok.AccessToken, grant: tok.Extra[oauth.KeyGrantedAt], conn: conn, obj: obj, run: run,
+		patchers: map[types.UID]*status.Patcher{}}
+	for _, m := range members {
+		if m != obj {
+			b.patchers[m.UID] = status.NewPatcher(r.Client, m)
+		}
+	}
+	b.append(ctx, members)
+	cs.next = b.now.Add(max(Pace, b.retryIn))
+	b.write(ctx, members)
+	r.Counters().Add(key, status.Tally{Done: int64(b.appended), Failed: int64(b.failed), Last: b.lastAppend})
+	if b.retryIn > 0 {
+		// Members left pending by a throttled or failed call come back on
+		// the schedule, as obj does.
+		time.AfterFunc(b.retryIn, func() {
+			for _, m := range members {
+				if m != obj && m.Status.CompletedAt == nil {
+					r.wakeLater(m)
+				}
+			}
+		})
+	}
+	switch {
+	case obj.Status.CompletedAt != nil && obj.Status.Phase == v1alpha1.SyncSucceeded:
+		return runner.Wait(max(conn.Spec.SyncRetention.Duration, time.Second)) // then collect
+	case obj.Status.CompletedAt != nil:
+		return runner.Done()
+	case b.refused:
+		return runner.Wait(DependencyRecheck)
+	case b.objErr != nil:
+		return runner.Retry(v1alpha1.UpstreamUnavailableReason, b.objErr, b.retryIn)
+	}
+	return runner.Wait(max(b.retryIn, BatchBusy))
+}
+
+// pending lists, from the cache, the connection's unfinished syncs with
+// obj among them, in session order, at most MaxRows.
+func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.SheetSync) ([]*v1alpha1.SheetSync, error) {
+	var list v1alpha1.SheetSyncList
+	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{index.PendingSheetSyncs: obj.Spec.ConnectionRef.Name}); err != nil {
+		return nil, fmt.Errorf("list syncs of %s: %w", obj.Spec.ConnectionRef.Name, err)
+	}
+	members := []*v1alpha1.SheetSync{obj}
+	for i := range list.Items {
+		s := &list.Items[i]
+		if _, done := r.finished.Load(s.UID); done || s.UID == obj.UID || s.Status.CompletedAt != nil || !s.DeletionTimestamp.IsZero() {
+			continue
+		}
+		members = append(members, s) // the cache's List already copied it
+	}
+	sort.SliceStable(members, func(i, j int) bool { return sessionLess(members[i], members[j]) })
+	if len(members) > MaxRows {
+		at := 0
+		for i, m := range members {
+			if m == obj {
+				at = i
+			}
+		}
+		if at >= MaxRows {
+			members[MaxRows-1] = obj // obj rides in this batch; the rest wait for the next
+		}
+		members = members[:MaxRows]
+	}
+	return members, nil
+}
+
+// sessionLess orders rows as the sessions happened.
+func sessionLess(a, b *v1alpha1.SheetSync) bool {
+	x, y := a.Spec.Session, b.Spec.Session
+	switch {
+	case x.StartedAt != y.StartedAt:
+		return x.StartedAt < y.StartedAt
+	case x.EndedAt != y.EndedAt:
+		return x.EndedAt < y.EndedAt
+	}
+	return x.ID < y.ID
+}
+
+// batchRun is one batch's outcome, computed in memory and then written.
+type batchRun struct {
+	r     *Reconciler
+	now   time.Time
+	token string
+	grant string
+	conn  *v1alpha1.SheetConnection
+	obj   *v1alpha1.SheetSync
+	run   *runner.Run
+	// patchers hold each other member's status as read, for one write.
+	patchers         map[types.UID]*status.Patcher
+	appended, failed int
+	lastAppend       time.Time
+	// retryIn is when the members left pending should be tried again.
+	retryIn time.Duration
+	objErr  error
+	refused bool
+}
+
+// append writes the batch's rows in one values.append.
+func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
+	title := b.conn.Status.SheetTitle
+	todo := b.recover(ctx, members)
+	if len(todo) == 0 {
+		return
+	}
+	todo = b.markInFlight(ctx, todo)
+	if len(todo) == 0 {
+		return
+	}
+	loc, err := time.LoadLocation(b.conn.Status.TimeZone)
+	if err != nil {
+		loc = time.UTC
+	}
+	rows := make([][]any, len(todo))
+	for i, m := range todo {
+		rows[i] = timesheet.Row(m.Spec.Session, b.conn.Status.ResolvedColumns, loc)
+	}
+	res, err := b.r.Sheets.Append(ctx, b.token, b.conn.Spec.SpreadsheetID, title, rows)
+	if err != nil {
+		b.appendFailed(ctx, todo, rows, err)
+		return
+	}
+	b.lastAppend = b.now
+	for i, m := range todo {
+		row := res.FirstRow + int64(i)
+		m.Status.Trace = trace(title, i, len(todo), rows[i], res.Response)
+		b.succeed(m, row, rowRange(title, row, len(rows[i])), "appended as row "+strconv.FormatInt(row, 10))
+		b.appended++
+	}
+}
+
+// recover looks up, in the mapped id column, the members an earlier
+// append may have written (found in flight: a crash, a lost answer, a
+// status write that failed). Found ones succeed with the row they have;
+// the rest are returned to be appended. Without an id column they are
+// appended again: at most one duplicate row, and only after such a
+// failure (docs/sheetsync.md).
+func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
+	col := b.conn.Status.ResolvedColumns["id"]
+	var unsure []*v1alpha1.SheetSync
+	for _, m := range members {
+		if m.Status.InFlightSince != nil {
+			unsure = append(unsure, m)
+		}
+	}
+	if col == "" || len(unsure) == 0 {
+		return members
+	}
+	ids, err := b.r.Sheets.Column(ctx, b.token, b.conn.Spec.SpreadsheetID, b.conn.Status.SheetTitle, col)
+	if err != nil {
+		// Not knowing is not appending: the unsure wait for the next try.
+		for _, m := range unsure {
+			b.transient(ctx, m, fmt.Errorf("look up session %s in column %s before appending it again: %w", m.Spec.Session.ID, col, err))
+		}
+		return without(members, unsure)
+	}
+	rowOf := make(map[string]int64, len(ids))
+	for i, id := range ids {
+		if _, seen := rowOf[id]; !seen && id != "" {
+			rowOf[id] = int64(i) + 1
+		}
+	}
+	var found []*v1alpha1.SheetSync
+	for _, m := range unsure {
+		if row, ok := rowOf[m.Spec.Session.ID]; ok {
+			width, _ := gsheets.ColumnIndex(maxColumn(b.conn.Status.ResolvedColumns))
+			b.succeed(m, row, rowRange(b.conn.Status.SheetTitle, row, width), fmt.Sprintf("found as row %d in the id column: written before an interruption", row))
+			setReason(m, RecoveredReason)
+			found = append(found, m)
+		}
+	}
+	return without(members, found)
+}
+
+// markInFlight records, before Google is called, that each member's append
+// is starting. A member whose mark could not be written is left out of
+// this append, with its status as it was; if obj's cannot be written the
+// batch does not go on.
+func (b *batchRun) markInFlight(ctx context.Context, todo []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
+	now := metav1.NewTime(b.now)
+	mark := func(m *v1alpha1.SheetSync, write func() error) bool {
+		prev := m.Status.DeepCopy()
+		m.Status.Phase, m.Status.InFlightSince, m.Status.AttemptedAt = v1alpha1.SyncPending, &now, &now
+		m.Status.Attempts++
+		status.MarkReconciling(m, "Appending", "appending to the sheet")
+		if err := write(); err != nil {
+			m.Status = *prev
+			return false
+		}
+		return true
+	}
+	for _, m := range todo {
+		if m == b.obj && !mark(m, func() error { return b.run.Patcher.Patch(ctx, m) }) {
+			b.objErr = errors.New("could not record the append in flight; it was not sent")
+			b.retryIn = BatchBusy
+			return nil
+		}
+	}
+	var (
+		mu      sync.Mutex
+		dropped []*v1alpha1.SheetSync
+	)
+	b.parallel(todo, func(m *v1alpha1.SheetSync) {
+		if m != b.obj && !mark(m, func() error { return b.patchers[m.UID].Patch(ctx, m) }) {
+			mu.Lock()
+			dropped = append(dropped, m)
+			mu.Unlock()
+		}
+	})
+	return without(todo, dropped)
+}
+
+// appendFailed sorts a failed append: 401/403 refuse the grant (the
+// connection goes to Error and the syncs wait); throttling and outages are
+// retried on the schedule; anything else fails the syncs. Whether Google
+// may have written the rows decides whether they stay in flight.
+func (b *batchRun) appendFailed(ctx context.Context, todo []*v1alpha1.SheetSync, rows [][]any, err error) {
+	oe, _ := outbound.Classify(err)
+	// Google answered 4xx: nothing was written. A 5xx or no answer at all
+	// (a timeout, a reset) may have come after the write.
+	definite := oe != nil && oe.Status >= 400 && oe.Status < 500
+	for i, m := range todo {
+		m.Status.Trace = trace(b.conn.Status.SheetTitle, i, len(todo), rows[i], errorJSON(err))
+		if definite {
+			m.Status.InFlightSince = nil
+		}
+	}
+	switch {
+	case errors.Is(err, gsheets.ErrUnauthorized):
+		b.refuse(ctx, todo, err)
+	case outbound.IsTransient(err):
+		for _, m := range todo {
+			b.transient(ctx, m, fmt.Errorf("append: %w", err))
+		}
+	default:
+		for _, m := range todo {
+			b.fail(ctx, m, AppendFailedReason, fmt.Errorf("append: %w", err))
+		}
+	}
+}
+
+// refuse records on the connection that Google refused its grant: it goes
+// to Error (seed 004 §4 active → error) and the syncs wait, not counting
+// the attempt, for a person to connect again.
+func (b *batchRun) refuse(ctx context.Context, todo []*v1alpha1.SheetSync, err error) {
+	b.refused = true
+	for _, m := range todo {
+		m.Status.Attempts--
+		m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
+		status.MarkRetrying(m, v1alpha1.DependencyNotReadyReason, "Google refused the connection's grant; the sync waits for it to be connected again")
+	}
+	c := b.conn.DeepCopy()
+	sheetconnection.Refuse(c, b.grant, b.now, err)
+	if perr := b.r.Status().Patch(ctx, c, client.MergeFromWithOptions(b.conn, client.MergeFromWithOptimisticLock{})); perr != nil {
+		// The connection controller meets the same refusal at its next
+		// call; the syncs wait either way.
+		log.FromContext(ctx).Error(perr, "could not mark the connection Error", "sheetConnection", klog.KObj(b.conn))
+	}
+	if b.r.Recorder != nil {
+		b.r.Recorder.Eventf(b.conn, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Append", "connect again: %s", err.Error())
+	}
+}
+
+// transient counts an attempt that may succeed later: it is retried on the
+// schedule until the schedule is spent, then the sync fails.
+func (b *batchRun) transient(ctx context.Context, m *v1alpha1.SheetSync, err error) {
+	n := int(m.Status.Attempts)
+	if b.r.Retries.Exhausted(n) {
+		b.fail(ctx, m, v1alpha1.RetriesExhaustedReason, fmt.Errorf("gave up after %d attempts: %w", n, err))
+		return
+	}
+	delay := b.r.Retries.After(max(n, 1), err)
+	m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
+	status.MarkRetrying(m, v1alpha1.UpstreamUnavailableReason, err.Error())
+	if b.retryIn == 0 || delay < b.retryIn {
+		b.retryIn = delay
+	}
+	if m == b.obj {
+		b.objErr = err
+	}
+}
+
+func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, msg string) {
+	now := metav1.NewTime(b.now)
+	st := &m.Status
+	st.Phase, st.LastError, st.CompletedAt, st.InFlightSince = v1alpha1.SyncSucceeded, "", &now, nil
+	st.RowNumber, st.UpdatedRange = row, rng
+	status.MarkReady(m, v1alpha1.SucceededReason, msg)
+	b.r.finished.Store(m.UID, finish{at: b.now})
+}
+
+// fail finishes a sync as Failed: a Warning Event and one log line, with
+// the sync's key and the reason.
+func (b *batchRun) fail(ctx context.Context, m *v1alpha1.SheetSync, reason string, err error) {
+	now := metav1.NewTime(b.now)
+	st := &m.Status
+	st.Phase, st.LastError, st.CompletedAt = v1alpha1.SyncFailed, err.Error(), &now
+	status.MarkStalled(m, reason, err.Error())
+	log.FromContext(ctx).Error(err, "sheet sync failed", "sheetSync", klog.KObj(m), "reason", reason)
+	if b.r.Recorder != nil {
+		b.r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "Append", "session %s: %s", m.Spec.Session.ID, err.Error())
+	}
+	b.r.finished.Store(m.UID, finish{at: b.now, failed: true})
+	b.failed++
+}
+
+// write patches the other members' statuses (obj's is the runner's),
+// several at once, then wakes the finished ones to be collected after
+// their retention. A write that fails forgets the sync: it is looked at
+// again, and if it was appended its in-flight mark sends it to the id
+// column first.
+func (b *batchRun) write(ctx context.Context, members []*v1alpha1.SheetSync) {
+	b.parallel(members, func(m *v1alpha1.SheetSync) {
+		if m == b.obj {
+			return
+		}
+		if err := b.patchers[m.UID].Patch(ctx, m); err != nil {
+			if !apierrors.IsNotFound(err) {
+				log.FromContext(ctx).Error(err, "sheet sync status not written; it will be looked at again", "sheetSync", klog.KObj(m))
+			}
+			b.r.finished.Delete(m.UID)
+		}
+		if m.Status.CompletedAt != nil {
+			b.r.wakeLater(m)
+		}
+	})
+}
+
+// parallel runs f over members, statusWriters at a time.
+func (b *batchRun) parallel(members []*v1alpha1.SheetSync, f func(*v1alpha1.SheetSync)) {
+	sem := make(chan struct{}, statusWriters)
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(m)
+		}()
+	}
+	wg.Wait()
+}
+
+func without(all, drop []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
+	if len(drop) == 0 {
+		return all
+	}
+	out := make([]*v1alpha1.SheetSync, 0, len(all))
+	for _, m := range all {
+		keep := true
+		for _, d := range drop {
+			if m == d {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func setReason(m *v1alpha1.SheetSync, reason string) {
+	if c := status.Get(m, v1alpha1.ReadyCondition); c != nil {
+		status.MarkReady(m, reason, c.Message)
+	}
+}
+
+// rowRange is a row's range in Google's A1 form, 'Title'!A7:F7.
+func rowRange(title string, row int64, width int) string {
+	r := strconv.FormatInt(row, 10)
+	return gsheets.Range(title, "A"+r+":"+gsheets.ColumnLetters(max(width, 1))+r)
+}
+
+func maxColumn(cols map[string]string) string {
+	best, bestIdx := "A", 1
+	for _, c := range cols {
+		if i, err := gsheets.ColumnIndex(c); err == nil && i > bestIdx {
+			best, bestIdx = c, i
+		}
+	}
+	return best
+}
+
+// traceLimit keeps a trace under the CRD's 4096-character bound.
+const traceLimit = 4000
+
+// trace is a member's part of an append, and Google's answer, bounded; the
+// access token is in neither.
+func trace(title string, i, n int, row []any, response string) *v1alpha1.AppendTrace {
+	req, _ := json.Marshal(map[string]any{
+		"range": gsheets.Range(title, "A1"), "valueInputOption": "RAW", "insertDataOption": "INSERT_ROWS",
+		"values": [][]any{row}, "rowInBatch": fmt.Sprintf("%d of %d", i+1, n),
+	})
+	return &v1alpha1.AppendTrace{Request: cut(string(req)), Response: cut(response)}
+}
+
+func errorJSON(err error) string {
+	b, _ := json.Marshal(map[string]string{"error": err.Error()})
+	return string(b)
+}
+
+// cut bounds s to traceLimit characters.
+func cut(s string) string {
+	if utf8.RuneCountInString(s) <= traceLimit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:traceLimit-1]) + "…"
+}
+
+func metav1Time(t time.Time) metav1.Time { return metav1.NewTime(t) }
