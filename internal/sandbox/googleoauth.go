@@ -17,12 +17,16 @@ limitations under the License.
 package sandbox
 
 import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,38 +42,53 @@ import (
 // error bodies (400 invalid_grant "Bad Request" for a bad code, 400
 // invalid_grant "Token has been expired or revoked." for a dead refresh
 // token, 401 invalid_client). Like Google, a refresh answers a new access
-// token and no new refresh token.
+// token and no new refresh token. Every grant belongs to a Google account
+// (its subject, "sub"); a grant with the openid scope also answers an ID
+// token, and the revocation endpoint kills grants.
 type GoogleOAuth struct {
 	// AccessTokenLifetime is the expires_in of new access tokens (Google: 3599 s).
 	AccessTokenLifetime time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// DefaultSubject is the Google account of grants made without naming
+	// one: IssueRefreshToken, IssueCode and the consent page. Google's
+	// subject is "An identifier for the user, unique among all Google
+	// accounts and never reused", a decimal string such as the
+	// "110169484474386276334" of the example ID token in
+	// https://developers.google.com/identity/openid-connect/openid-connect.
+	DefaultSubject string
 
 	mu      sync.Mutex
 	clients map[string]string // client_id → client_secret
 	codes   map[string]authCode
 	refresh map[string]grant
 	access  map[string]accessToken
+
+	keyOnce sync.Once
+	key     *rsa.PrivateKey
+	keyID   string
 }
 
 type authCode struct {
-	clientID, redirectURI, scope, challenge string
+	clientID, redirectURI, scope, challenge, sub string
 }
 
 type grant struct {
-	clientID, scope string
-	revoked         bool
+	clientID, scope, sub string
+	revoked              bool
 }
 
 type accessToken struct {
-	clientID, scope string
-	expires         time.Time
+	clientID, scope, sub string
+	refresh              string // the grant it was issued from
+	expires              time.Time
 }
 
 // NewGoogleOAuth returns an emulator with no registered clients.
 func NewGoogleOAuth() *GoogleOAuth {
 	return &GoogleOAuth{
 		AccessTokenLifetime: 3599 * time.Second,
+		DefaultSubject:      "110169484474386276334",
 		clients:             map[string]string{},
 		codes:               map[string]authCode{},
 		refresh:             map[string]grant{},
@@ -83,7 +102,8 @@ func (g *GoogleOAuth) Upstream() upstream.Name { return upstream.GoogleOAuth }
 // Route names.
 const (
 	GoogleOAuthAuthorize = "googleoauth.authorize"
-	GoogleOAuthToken     = "googleoauth.token" //nolint:gosec // a route name, not a credential
+	GoogleOAuthToken     = "googleoauth.token"  //nolint:gosec // a route name, not a credential
+	GoogleOAuthRevoke    = "googleoauth.revoke" //nolint:gosec // a route name, not a credential
 )
 
 // Register implements Emulator. Google's consent page is on another host
@@ -96,6 +116,9 @@ const (
 func (g *GoogleOAuth) Register(s *Server) {
 	s.Handle(GoogleOAuthAuthorize, "GET /"+string(upstream.GoogleAccounts)+"/o/oauth2/v2/auth", g.authorize)
 	s.Handle(GoogleOAuthToken, "POST /googleoauth/token", g.token)
+	// "Revoking a token": POST https://oauth2.googleapis.com/revoke
+	// (https://developers.google.com/identity/protocols/oauth2/web-server#tokenrevoke).
+	s.Handle(GoogleOAuthRevoke, "POST /googleoauth/revoke", g.revoke)
 }
 
 // AddClient registers an OAuth client.
@@ -105,21 +128,35 @@ func (g *GoogleOAuth) AddClient(id, secret string) {
 	g.clients[id] = secret
 }
 
-// IssueRefreshToken creates a grant, as if a person had consented earlier.
+// IssueRefreshToken creates a grant of the DefaultSubject account, as if a
+// person had consented earlier.
 func (g *GoogleOAuth) IssueRefreshToken(clientID, scope string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.issueRefreshLocked(clientID, scope, g.DefaultSubject)
+}
+
+// IssueRefreshTokenFor creates a grant of the Google account sub, so that
+// tests can tell users apart (the Sheets quotas are per user).
+func (g *GoogleOAuth) IssueRefreshTokenFor(clientID, scope, sub string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.issueRefreshLocked(clientID, scope, sub)
+}
+
+func (g *GoogleOAuth) issueRefreshLocked(clientID, scope, sub string) string {
 	tok := "1//" + randomToken(32)
-	g.refresh[tok] = grant{clientID: clientID, scope: scope}
+	g.refresh[tok] = grant{clientID: clientID, scope: scope, sub: sub}
 	return tok
 }
 
-// IssueCode creates an authorization code, as the consent page would.
+// IssueCode creates an authorization code of the DefaultSubject account, as
+// the consent page would.
 func (g *GoogleOAuth) IssueCode(clientID, redirectURI, scope string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	code := "4/" + randomToken(24)
-	g.codes[code] = authCode{clientID: clientID, redirectURI: redirectURI, scope: scope}
+	g.codes[code] = authCode{clientID: clientID, redirectURI: redirectURI, scope: scope, sub: g.DefaultSubject}
 	return code
 }
 
@@ -138,11 +175,27 @@ func (g *GoogleOAuth) Revoke(refreshToken string) {
 func (g *GoogleOAuth) ValidAccessToken(tok string) (scope string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	a, ok := g.liveAccessLocked(tok)
+	return a.scope, ok
+}
+
+// Subject reports the Google account (its "sub") behind a live access
+// token; the Sheets emulator counts its per-user quotas by it.
+func (g *GoogleOAuth) Subject(accessToken string) (sub string, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a, ok := g.liveAccessLocked(accessToken)
+	return a.sub, ok
+}
+
+// liveAccessLocked finds a token that has neither expired nor lost its
+// grant; g.mu is held.
+func (g *GoogleOAuth) liveAccessLocked(tok string) (accessToken, bool) {
 	a, ok := g.access[tok]
 	if !ok || !g.now().Before(a.expires) {
-		return "", false
+		return accessToken{}, false
 	}
-	return a.scope, true
+	return a, true
 }
 
 func (g *GoogleOAuth) now() time.Time {
@@ -256,9 +309,8 @@ func (g *GoogleOAuth) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid code verifier.")
 			return
 		}
-		refresh := "1//" + randomToken(32)
-		g.refresh[refresh] = grant{clientID: clientID, scope: c.scope}
-		g.writeToken(w, clientID, c.scope, refresh)
+		refresh := g.issueRefreshLocked(clientID, c.scope, c.sub)
+		g.writeToken(w, g.refresh[refresh], refresh, true)
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if rt == "" {
@@ -270,30 +322,141 @@ func (g *GoogleOAuth) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "Token has been expired or revoked.")
 			return
 		}
-		g.writeToken(w, clientID, gr.scope, "")
+		g.writeToken(w, gr, rt, false)
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "Invalid grant_type: "+gt)
 	}
 }
 
-// writeToken answers a new access token; g.mu is held.
-func (g *GoogleOAuth) writeToken(w http.ResponseWriter, clientID, scope, refresh string) {
+// writeToken answers a new access token of the grant gr (whose refresh
+// token is refresh, sent back only on the code exchange); g.mu is held.
+func (g *GoogleOAuth) writeToken(w http.ResponseWriter, gr grant, refresh string, withRefresh bool) {
 	tok := "ya29." + randomToken(48)
-	g.access[tok] = accessToken{clientID: clientID, scope: scope, expires: g.now().Add(g.AccessTokenLifetime)}
+	now := g.now()
+	g.access[tok] = accessToken{clientID: gr.clientID, scope: gr.scope, sub: gr.sub, refresh: refresh, expires: now.Add(g.AccessTokenLifetime)}
 	body := map[string]any{
 		"access_token": tok,
 		"expires_in":   int(g.AccessTokenLifetime / time.Second),
-		"scope":        scope,
+		"scope":        gr.scope,
 		"token_type":   "Bearer",
 	}
-	if refresh != "" {
+	if withRefresh {
 		body["refresh_token"] = refresh
+	}
+	// "id_token: A JWT that contains identity information about the user
+	// that is digitally signed by Google", answered when the scope includes
+	// openid ("Exchange code for access token and ID token",
+	// https://developers.google.com/identity/openid-connect/openid-connect).
+	// Google answers one on a refresh of such a grant too, which is why
+	// golang.org/x/oauth2 users read it from Token.Extra("id_token") after
+	// either.
+	if hasScope(gr.scope, "openid") {
+		body["id_token"] = g.idToken(gr, now)
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache, no-store, max-age=0, must-revalidate")
 	w.Header().Set("Pragma", "no-cache")
 	b, _ := json.MarshalIndent(body, "", "  ")
 	_, _ = w.Write(b)
+}
+
+func hasScope(scopes, want string) bool {
+	for _, s := range strings.Fields(scopes) {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+// idToken signs an ID token for the grant with the emulator's RS256 key,
+// which is made on first use. The claims are the ones Google documents as
+// always present ("An ID token's payload",
+// https://developers.google.com/identity/openid-connect/openid-connect):
+// iss https://accounts.google.com, aud the client id, sub, iat and exp
+// (an hour, as the access token).
+func (g *GoogleOAuth) idToken(gr grant, now time.Time) string {
+	key, kid := g.signingKey()
+	header, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": kid, "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{
+		"iss": "https://accounts.google.com",
+		"azp": gr.clientID,
+		"aud": gr.clientID,
+		"sub": gr.sub,
+		"iat": now.Unix(),
+		"exp": now.Add(time.Hour).Unix(),
+	})
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
+	sum := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
+	if err != nil {
+		panic(err) // only a broken crypto/rand fails here
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+func (g *GoogleOAuth) signingKey() (*rsa.PrivateKey, string) {
+	g.keyOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err) // only a broken crypto/rand fails here
+		}
+		g.key, g.keyID = k, randomToken(40)
+	})
+	return g.key, g.keyID
+}
+
+// IDTokenPublicKey is the key that verifies the emulator's ID tokens (what
+// Google publishes at https://www.googleapis.com/oauth2/v3/certs), and its
+// key id, the "kid" of the tokens' header.
+func (g *GoogleOAuth) IDTokenPublicKey() (*rsa.PublicKey, string) {
+	k, kid := g.signingKey()
+	return &k.PublicKey, kid
+}
+
+// revoke is Google's revocation endpoint: "The token can be an access token
+// or a refresh token. If the token is an access token and it has a
+// corresponding refresh token, the refresh token will also be revoked. If
+// the revocation is successfully processed, then the HTTP status code of
+// the response is 200. For error conditions, an HTTP status code 400 is
+// returned along with an error code."
+// (https://developers.google.com/identity/protocols/oauth2/web-server#tokenrevoke).
+// The token comes in the form body or, as in Google's curl example, the
+// query string; no client authentication is asked for. An unknown or
+// already revoked token answers {"error": "invalid_token",
+// "error_description": "Token expired or revoked"}, as
+// https://github.com/mrdulin/nodejs-googleapis records Google answering.
+func (g *GoogleOAuth) revoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "Bad Request")
+		return
+	}
+	tok := r.Form.Get("token")
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	refresh := ""
+	if gr, ok := g.refresh[tok]; ok && !gr.revoked {
+		refresh = tok
+	} else if a, ok := g.liveAccessLocked(tok); ok {
+		refresh = a.refresh
+		delete(g.access, tok)
+	} else {
+		oauthError(w, http.StatusBadRequest, "invalid_token", "Token expired or revoked")
+		return
+	}
+	// The grant dies with every access token issued from it.
+	if gr, ok := g.refresh[refresh]; ok {
+		gr.revoked = true
+		g.refresh[refresh] = gr
+	}
+	for t, a := range g.access {
+		if a.refresh == refresh {
+			delete(g.access, t)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache, no-store, max-age=0, must-revalidate")
+	_, _ = w.Write([]byte("{}"))
 }
 
 func pkceMatches(challenge, verifier string) bool {

@@ -19,6 +19,10 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -283,5 +287,146 @@ func TestAdminEndpoint(t *testing.T) {
 	_, _ = buf.ReadFrom(resp.Body)
 	if !strings.Contains(buf.String(), "googleoauth.token") {
 		t.Fatalf("routes = %s", buf.String())
+	}
+}
+
+// verifyIDToken checks an ID token's RS256 signature with the emulator's
+// key and returns its claims.
+func verifyIDToken(t *testing.T, g *sandbox.GoogleOAuth, idToken string) map[string]any {
+	t.Helper()
+	parts := strings.Split(idToken, ".")
+	if len(parts) != 3 {
+		t.Fatalf("id_token %q is not a JWS", idToken)
+	}
+	var header map[string]string
+	h, _ := base64.RawURLEncoding.DecodeString(parts[0])
+	if err := json.Unmarshal(h, &header); err != nil {
+		t.Fatal(err)
+	}
+	pub, kid := g.IDTokenPublicKey()
+	if header["alg"] != "RS256" || header["kid"] != kid {
+		t.Fatalf("header %v", header)
+	}
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err := rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig); err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+	var claims map[string]any
+	c, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	if err := json.Unmarshal(c, &claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims
+}
+
+func TestIDTokenOnlyWithOpenIDScope(t *testing.T) {
+	_, g, cfg, _ := newOAuth(t)
+	ctx := context.Background()
+
+	// The code exchange of a grant with openid answers an ID token of the
+	// default account.
+	code := g.IssueCode("client-1", cfg.RedirectURL, "openid email "+scope)
+	tok, err := cfg.Exchange(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idt, _ := tok.Extra("id_token").(string)
+	claims := verifyIDToken(t, g, idt)
+	if claims["iss"] != "https://accounts.google.com" || claims["aud"] != "client-1" || claims["sub"] != g.DefaultSubject {
+		t.Fatalf("claims %v", claims)
+	}
+	iat, _ := claims["iat"].(float64)
+	exp, _ := claims["exp"].(float64)
+	if exp-iat != 3600 || time.Since(time.Unix(int64(iat), 0)) > time.Minute {
+		t.Fatalf("iat %v exp %v", iat, exp)
+	}
+	if sub, ok := g.Subject(tok.AccessToken); !ok || sub != "110169484474386276334" {
+		t.Fatalf("Subject = %q %v", sub, ok)
+	}
+
+	// So does a refresh, with the grant's own account.
+	rt := g.IssueRefreshTokenFor("client-1", "openid "+scope, "104427593722881234567")
+	fresh, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idt, _ = fresh.Extra("id_token").(string)
+	if claims := verifyIDToken(t, g, idt); claims["sub"] != "104427593722881234567" {
+		t.Fatalf("refresh claims %v", claims)
+	}
+	if sub, _ := g.Subject(fresh.AccessToken); sub != "104427593722881234567" {
+		t.Fatalf("Subject = %q", sub)
+	}
+
+	// Without openid there is none.
+	plain, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: g.IssueRefreshToken("client-1", scope)}).Token()
+	if err != nil || plain.Extra("id_token") != nil {
+		t.Fatalf("id_token without openid: %v %v", err, plain.Extra("id_token"))
+	}
+	if _, ok := g.Subject("ya29.unknown"); ok {
+		t.Fatal("Subject of an unknown token")
+	}
+}
+
+func TestRevocationEndpoint(t *testing.T) {
+	s, g, cfg, base := newOAuth(t)
+	ctx := context.Background()
+	revoke := func(token string) (int, map[string]string) {
+		t.Helper()
+		resp, err := http.PostForm(base+"/googleoauth/revoke", url.Values{"token": {token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]string
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, body
+	}
+
+	// Revoking the refresh token kills the grant and its access tokens.
+	rt := g.IssueRefreshToken("client-1", scope)
+	tok, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := revoke(rt); status != 200 || len(body) != 0 {
+		t.Fatalf("revoke: %d %v", status, body)
+	}
+	if _, ok := g.ValidAccessToken(tok.AccessToken); ok {
+		t.Fatal("access token outlived its revoked grant")
+	}
+	_, err = cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
+	if re := retrieveError(t, err); re.ErrorCode != "invalid_grant" || re.ErrorDescription != "Token has been expired or revoked." {
+		t.Fatalf("refresh after revoke: %v", err)
+	}
+	// Again, or a token Google never issued: 400 invalid_token.
+	for _, dead := range []string{rt, "ya29.never-issued"} {
+		if status, body := revoke(dead); status != 400 || body["error"] != "invalid_token" || body["error_description"] != "Token expired or revoked" {
+			t.Fatalf("revoke %q: %d %v", dead, status, body)
+		}
+	}
+
+	// Revoking an access token revokes its refresh token too, as Google
+	// documents.
+	rt2 := g.IssueRefreshToken("client-1", scope)
+	tok2, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rt2}).Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := revoke(tok2.AccessToken); status != 200 {
+		t.Fatalf("revoke access token: %d", status)
+	}
+	if _, ok := g.ValidAccessToken(tok2.AccessToken); ok {
+		t.Fatal("revoked access token still valid")
+	}
+	_, err = cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rt2}).Token()
+	if re := retrieveError(t, err); re.ErrorCode != "invalid_grant" {
+		t.Fatalf("refresh after revoking its access token: %v", err)
+	}
+	if n := s.Calls(sandbox.GoogleOAuthRevoke); n != 4 {
+		t.Fatalf("revoke calls = %d", n)
 	}
 }
