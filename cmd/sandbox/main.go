@@ -54,11 +54,22 @@ type seed struct {
 		// User is who the consent page authorizes as.
 		User *struct{ ID, Username, GlobalName string } `json:"user"`
 	} `json:"discord"`
+	GoogleSheets struct {
+		// Spreadsheets exist from the start, e.g. one with a header row for
+		// the demo to append to.
+		Spreadsheets []struct {
+			ID       string              `json:"id"`
+			TimeZone string              `json:"timeZone"`
+			Sheets   []sandbox.SheetSpec `json:"sheets"`
+		} `json:"spreadsheets"`
+		// WriteQuota is the write requests per minute per user (0: Google's 60).
+		WriteQuota int `json:"writeQuota"`
+	} `json:"googleSheets"`
 }
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:9090", "Address to listen on (keep it on loopback: the sandbox has no authentication).")
-	seedFile := flag.String("seed", "", "JSON file with initial data: {\"googleOAuth\":{\"clients\":{\"ID\":\"SECRET\"}}}.")
+	seedFile := flag.String("seed", "", "JSON file with initial data: {\"googleOAuth\":{\"clients\":{\"ID\":\"SECRET\"}}, \"googleSheets\":{\"spreadsheets\":[{\"id\":\"…\",\"timeZone\":\"…\",\"sheets\":[{\"id\":0,\"title\":\"Sheet1\",\"rows\":[[\"Date\",\"Hours\"]]}]}]}}.")
 	maxChannelTTL := flag.Duration("calendar-max-channel-ttl", 7*24*time.Hour,
 		"Longest life the Google Calendar emulator grants a push channel (Google: 7 days). A few seconds makes a CalendarWatch renew its channel within the demo.")
 	flag.Parse()
@@ -106,7 +117,16 @@ func main() {
 	calendar := sandbox.NewGoogleCalendar(google)
 	calendar.MaxChannelTTL = *maxChannelTTL
 	defer calendar.Close()
-	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar)
+	// Google Sheets answers to the same tokens; its controls are under
+	// /_sandbox/sheets/.
+	sheets := sandbox.NewGoogleSheets(google)
+	for _, sp := range sd.GoogleSheets.Spreadsheets {
+		sheets.AddSpreadsheet(sp.ID, sp.TimeZone, sp.Sheets...)
+	}
+	if sd.GoogleSheets.WriteQuota > 0 {
+		sheets.SetWriteQuota(sd.GoogleSheets.WriteQuota)
+	}
+	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar, sheets)
 
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
 	if err != nil {
