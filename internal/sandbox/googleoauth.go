@@ -188,6 +188,24 @@ func (g *GoogleOAuth) Subject(accessToken string) (sub string, ok bool) {
 	return a.sub, ok
 }
 
+// bearerGrant looks up a request's "Authorization: Bearer" token for the
+// API emulators: present is false without an Authorization header, ok false
+// unless it is a live Bearer token, whose scope and subject it returns.
+func (g *GoogleOAuth) bearerGrant(r *http.Request) (scope, sub string, present, ok bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", "", false, false
+	}
+	tok, isBearer := strings.CutPrefix(h, "Bearer ")
+	if !isBearer {
+		return "", "", true, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a, ok := g.liveAccessLocked(strings.TrimSpace(tok))
+	return a.scope, a.sub, true, ok
+}
+
 // liveAccessLocked finds a token that has neither expired nor lost its
 // grant; g.mu is held.
 func (g *GoogleOAuth) liveAccessLocked(tok string) (accessToken, bool) {

@@ -745,30 +745,27 @@ const (
 // and returns the user's subject; it answers the error and returns false
 // when the request may not proceed.
 func (g *GoogleSheets) authorize(w http.ResponseWriter, r *http.Request, write bool) (string, bool) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		if !write {
-			// Reads may use an API key (public spreadsheets), so a read with
-			// no credential at all is refused as one without a key: 403
-			// "The request is missing a valid API key." PERMISSION_DENIED
-			// (https://github.com/theoephraim/node-google-spreadsheet/issues/497).
-			googleStatusError(w, http.StatusForbidden, "The request is missing a valid API key.", nil)
-			return "", false
-		}
+	var scope, sub string
+	present, ok := r.Header.Get("Authorization") != "", false
+	if g.oauth != nil {
+		scope, sub, present, ok = g.oauth.bearerGrant(r)
+	}
+	switch {
+	case !present && !write:
+		// Reads may use an API key (public spreadsheets), so a read with
+		// no credential at all is refused as one without a key: 403
+		// "The request is missing a valid API key." PERMISSION_DENIED
+		// (https://github.com/theoephraim/node-google-spreadsheet/issues/497).
+		googleStatusError(w, http.StatusForbidden, "The request is missing a valid API key.", nil)
+		return "", false
+	case !present:
 		// Writes need OAuth: 401 "Request is missing required
 		// authentication credential. …"
 		// (https://github.com/googleapis/google-auth-library-nodejs/issues/168).
 		w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
 		googleStatusError(w, http.StatusUnauthorized, "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.", nil)
 		return "", false
-	}
-	tok, isBearer := strings.CutPrefix(h, "Bearer ")
-	tok = strings.TrimSpace(tok)
-	scope, ok := "", false
-	if isBearer && g.oauth != nil {
-		scope, ok = g.oauth.ValidAccessToken(tok)
-	}
-	if !ok {
+	case !ok:
 		// An expired, revoked or unknown token
 		// (https://github.com/googleapis/google-api-php-client/issues/1391).
 		w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/", error="invalid_token"`)
@@ -781,7 +778,6 @@ func (g *GoogleSheets) authorize(w http.ResponseWriter, r *http.Request, write b
 	}
 	for _, s := range allowed {
 		if hasScope(scope, s) {
-			sub, _ := g.oauth.Subject(tok)
 			return sub, true
 		}
 	}

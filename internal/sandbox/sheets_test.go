@@ -150,6 +150,12 @@ func TestSheetsGetWithFieldMasks(t *testing.T) {
 		t.Fatalf("spreadsheet %+v, sheet %+v", got, got.Sheets[3].Properties)
 	}
 
+	// snake_case names and "/" paths select the same fields.
+	got, err = svc.Spreadsheets.Get("book-1").Fields("spreadsheet_id,sheets/properties/title").Do()
+	if err != nil || got.SpreadsheetId != "book-1" || got.Properties != nil || got.Sheets[2].Properties.Title != "It's" || got.Sheets[2].Properties.SheetId != 0 {
+		t.Fatalf("snake_case mask: %v %+v", err, got)
+	}
+
 	// Without a mask, the whole resource, as a new spreadsheet has it.
 	full, err := svc.Spreadsheets.Get("book-1").Do()
 	if err != nil {
@@ -163,7 +169,7 @@ func TestSheetsGetWithFieldMasks(t *testing.T) {
 	if ge := sheetsErr(t, err, 404); ge.Message != "Requested entity was not found." || !strings.Contains(ge.Body, `"status": "NOT_FOUND"`) {
 		t.Fatalf("404: %+v", ge)
 	}
-	if n := r.s.Calls(sandbox.SheetsGet); n != 4 {
+	if n := r.s.Calls(sandbox.SheetsGet); n != 5 {
 		t.Fatalf("calls = %d", n)
 	}
 }
