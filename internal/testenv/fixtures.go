@@ -120,3 +120,47 @@ func CalendarWatch(ctx context.Context, c client.Client, ns, calendarID, refresh
 	}
 	return c.Create(ctx, w)
 }
+
+// SheetHeader is row 1 of the sheet SheetConnection maps.
+var SheetHeader = []string{"Title", "Started", "Ended", "Seconds", "Session ID", "Project", "Tags"}
+
+// SheetIngestToken is the ingest token of SheetConnection's Secret
+// "sheet-ingest".
+const SheetIngestToken = "ingest-token-0123456789abcdef"
+
+// SheetConnection creates a SheetConnection "timesheet" appending to the
+// sheet sheetTitle of spreadsheetID, mapping title, startedAt, endedAt,
+// durationSeconds, id, project and tags to the columns of SheetHeader
+// (some by letter, some by header name), with its Google client Secret
+// ("google-client": sheet-client / sheet-secret), its token Secret
+// ("google-token", holding refreshToken; none when it is empty) and its
+// ingest Secret ("sheet-ingest": SheetIngestToken). change edits the
+// connection before it is created.
+func SheetConnection(ctx context.Context, c client.Client, ns, spreadsheetID, sheetTitle, refreshToken string, change func(*v1alpha1.SheetConnection)) error {
+	secrets := map[string]map[string]string{
+		"google-client": {"client_id": "sheet-client", "client_secret": "sheet-secret"},
+		"sheet-ingest":  {"token": SheetIngestToken},
+	}
+	if refreshToken != "" {
+		secrets["google-token"] = map[string]string{"refresh_token": refreshToken, "granted_at": time.Now().UTC().Format(time.RFC3339Nano)}
+	}
+	for name, data := range secrets {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
+			return err
+		}
+	}
+	sc := &v1alpha1.SheetConnection{ObjectMeta: metav1.ObjectMeta{Name: "timesheet", Namespace: ns}}
+	sc.Spec.SpreadsheetID = spreadsheetID
+	sc.Spec.Sheet.Title = sheetTitle
+	sc.Spec.OAuth.ClientSecretRef.Name = "google-client"
+	sc.Spec.OAuth.TokenSecretRef.Name = "google-token"
+	sc.Spec.IngestTokenSecretRef.Name = "sheet-ingest"
+	sc.Spec.ColumnMapping = map[string]v1alpha1.ColumnRef{
+		"title": "A", "startedAt": "Started", "endedAt": "C", "durationSeconds": "Seconds",
+		"id": "Session ID", "project": "F", "tags": "Tags",
+	}
+	if change != nil {
+		change(sc)
+	}
+	return c.Create(ctx, sc)
+}
