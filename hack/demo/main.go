@@ -125,7 +125,8 @@ func (d *demo) run(ctx context.Context) error {
 	if err := os.WriteFile(seedPath, []byte(`{"googleOAuth":{"clients":{"demo-client":"demo-secret"}},
  "notion":{"clients":{"demo-notion-client":"demo-notion-secret"},
            "workspace":{"ID":"5d1f0a52-9a7e-4c1e-9b8e-2f6a1c3d4e5f","Name":"Demo Lab","BotID":"b07b07b0-0000-4000-8000-000000000001"},
-           "pages":["Reading list"]}}`), 0o600); err != nil {
+           "pages":["Reading list"]},
+ "googleSheets":`+sheetsSeed+`}`), 0o600); err != nil {
 		return err
 	}
 	if err := d.start("sandbox", "--addr", ports[0], "--seed", seedPath, "--calendar-max-channel-ttl", calendarChannelTTL.String()); err != nil {
@@ -196,6 +197,10 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	if err := d.calendar(ctx, sandboxURL, webhookURL); err != nil {
+		return err
+	}
+
+	if err := d.sheets(ctx, sandboxURL, webhookURL); err != nil {
 		return err
 	}
 
