@@ -153,14 +153,14 @@ func SecretPath(ctx context.Context, c client.Reader, obj client.Object, name, k
 	ref := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
 	if err := c.Get(ctx, ref, &sec); err != nil {
 		if IsMissingSecret(err) {
-			return "", runner.Stall(v1alpha1.SecretNotFoundReason, fmt.Errorf("Secret %s not found", name)).RecheckAfter(SecretRecheck)
+			return "", runner.Stall(v1alpha1.SecretNotFoundReason, fmt.Errorf("the Secret %s was not found", name)).RecheckAfter(SecretRecheck)
 		}
 		return "", runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read Secret %s: %w", name, err))
 	}
 	token := string(sec.Data[key])
 	if len(token) < minLength {
 		return "", runner.Stall(v1alpha1.SecretNotFoundReason,
-			fmt.Errorf("Secret %s needs a key %q of at least %d characters", name, key, minLength)).RecheckAfter(SecretRecheck)
+			fmt.Errorf("the Secret %s needs a key %q of at least %d characters", name, key, minLength)).RecheckAfter(SecretRecheck)
 	}
 	return derive(token, obj.GetNamespace(), obj.GetName()), runner.Continue()
 }

@@ -30,10 +30,10 @@ import (
 // Limits of a session and of a post (seed 004 §1 and §5; MaxBatch serves
 // the manual re-export of §2 ManualExportJob too).
 const (
-	MaxBatch     = 100
-	MaxString    = 256
-	MaxTags      = 32
-	maxIDLength  = 128
+	MaxBatch    = 100
+	MaxString   = 256
+	MaxTags     = 32
+	maxIDLength = 128
 )
 
 // DurationTolerance is how far durationSeconds may be from

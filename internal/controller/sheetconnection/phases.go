@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
@@ -66,10 +67,22 @@ func (r *Reconciler) authorised(ctx context.Context, obj *v1alpha1.SheetConnecti
 	case "":
 	case v1alpha1.ReauthRequiredReason:
 		obj.Status.Phase = v1alpha1.ConnectionError
+		if !r.hasGrant(ctx, obj) {
+			obj.Status.Phase = v1alpha1.ConnectionRevoked
+		}
 	case v1alpha1.SecretNotFoundReason:
 		obj.Status.Phase = v1alpha1.ConnectionRevoked
 	}
 	return out
+}
+
+// hasGrant reports whether the token Secret holds a refresh token: a
+// connection without one was never connected, or was disconnected
+// (Revoked), rather than refused (Error).
+func (r *Reconciler) hasGrant(ctx context.Context, obj *v1alpha1.SheetConnection) bool {
+	var sec corev1.Secret
+	err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.OAuth.TokenSecretRef.Name}, &sec)
+	return err == nil && len(sec.Data[oauth.KeyRefreshToken]) > 0
 }
 
 // granted records the grant's account and expiry; a grant other than the
@@ -97,7 +110,7 @@ func (r *Reconciler) refused(_ context.Context, obj *v1alpha1.SheetConnection, _
 		return runner.Continue()
 	}
 	obj.Status.Phase = v1alpha1.ConnectionError
-	return r.grant.Reauth(obj, "Append", fmt.Errorf("Google refused the grant at %s: %s", rg.At.UTC().Format(time.RFC3339), rg.Message))
+	return r.grant.Reauth(obj, "Append", fmt.Errorf("google refused the grant at %s: %s", rg.At.UTC().Format(time.RFC3339), rg.Message))
 }
 
 // Refuse records on obj that Google answered 401 or 403 to a call made

@@ -102,8 +102,8 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetConnection] {
 		Normal: []runner.Phase[*v1alpha1.SheetConnection]{
 			r.ingestPath, r.grant.Connect, r.authorised, r.refused, r.sheet, r.ready,
 		},
-		Suspend: []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
-		Delete:  []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
+		Suspend:   []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
+		Delete:    []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
 		Transient: outbound.Schedule{Base: outbound.CalendarRetries.Base, Retries: outbound.CalendarRetries.Retries, Max: outbound.MaxRetryAfter},
 		Exhausted: func(*v1alpha1.SheetConnection) time.Duration { return HeaderRecheck },
 	}
