@@ -19,6 +19,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -311,5 +312,62 @@ func TestExchangeACode(t *testing.T) {
 	// Codes are usable once; a bad code is an auth failure (seed 000 §3.1.2: 401).
 	if _, err := e.Exchange(context.Background(), oauth.Notion, creds, code, "https://hooks.example.com/oauth/notion/callback", ""); !errors.Is(err, oauth.ErrReauthRequired) {
 		t.Fatalf("reused code: %v", err)
+	}
+}
+
+// With the openid scope Google's token answer carries an id_token; its sub
+// is kept with the grant (seed 004 googleUserId), through refreshes.
+func TestTheGoogleAccountOfAGrantIsKept(t *testing.T) {
+	rt := google.IssueRefreshTokenFor("google-client", "openid https://www.googleapis.com/auth/spreadsheets", "104857600000000000001")
+	f := newFixture(t, "google-client", "google-secret", oauth.Token{RefreshToken: rt, Extra: map[string]string{oauth.KeyGrantedAt: "2026-11-22T00:00:00Z"}})
+	tok, err := f.engine.Ensure(context.Background(), oauth.Google, f.clientKey, f.tokenKey, 5*time.Minute, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Extra[oauth.KeySubject] != "104857600000000000001" || f.stored(t).Extra[oauth.KeySubject] != "104857600000000000001" {
+		t.Fatalf("sub %q", tok.Extra[oauth.KeySubject])
+	}
+	if tok.Extra[oauth.KeyGrantedAt] != "2026-11-22T00:00:00Z" {
+		t.Fatal("a refresh lost when the grant was made")
+	}
+}
+
+// Disconnect revokes at Google's revocation endpoint and forgets the
+// grant; a second Disconnect, and one of a grant Google no longer knows,
+// are no-ops.
+func TestDisconnectRevokesAtTheProviderAndForgetsTheGrant(t *testing.T) {
+	rt := google.IssueRefreshToken("google-client", "https://www.googleapis.com/auth/spreadsheets")
+	f := newFixture(t, "google-client", "google-secret", oauth.Token{RefreshToken: rt})
+	calls := box.Calls(sandbox.GoogleOAuthRevoke)
+	if err := f.engine.Disconnect(context.Background(), oauth.Google, f.clientKey, f.tokenKey); err != nil {
+		t.Fatal(err)
+	}
+	if box.Calls(sandbox.GoogleOAuthRevoke) != calls+1 {
+		t.Fatal("the revocation endpoint was not called")
+	}
+	if _, ok, _ := f.engine.Store.Load(context.Background(), f.tokenKey); ok {
+		t.Fatal("the token Secret is still there")
+	}
+	// The refresh token is dead at Google.
+	again := newFixture(t, "google-client", "google-secret", oauth.Token{RefreshToken: rt})
+	if _, err := again.engine.Ensure(context.Background(), oauth.Google, again.clientKey, again.tokenKey, time.Minute, true); !errors.Is(err, oauth.ErrReauthRequired) {
+		t.Fatalf("the revoked refresh token still works: %v", err)
+	}
+	// Google answers 400 invalid_token for it now: still success, and the
+	// Secret goes.
+	if err := again.engine.Disconnect(context.Background(), oauth.Google, again.clientKey, again.tokenKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.engine.Disconnect(context.Background(), oauth.Google, again.clientKey, again.tokenKey); err != nil {
+		t.Fatalf("a second disconnect: %v", err)
+	}
+	// An outage is an error, and the grant is kept for the next try.
+	third := newFixture(t, "google-client", "google-secret", oauth.Token{RefreshToken: google.IssueRefreshToken("google-client", "x")})
+	box.SetFault(sandbox.GoogleOAuthRevoke, sandbox.Fault{Status: http.StatusServiceUnavailable, Times: 1})
+	if err := third.engine.Disconnect(context.Background(), oauth.Google, third.clientKey, third.tokenKey); err == nil || !outbound.IsTransient(err) {
+		t.Fatalf("an outage: %v", err)
+	}
+	if _, ok, _ := third.engine.Store.Load(context.Background(), third.tokenKey); !ok {
+		t.Fatal("the grant was forgotten although Google did not revoke it")
 	}
 }
