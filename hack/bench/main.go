@@ -29,7 +29,9 @@ limitations under the License.
 //
 // Other suites (-suite notion, papersync, calendar; all runs every one):
 // calendar.go measures CalendarWatch renewal lateness, cancellation →
-// appointment deleted, and the Google push route's throughput.
+// appointment deleted, and the Google push route's throughput; sheets.go
+// (-suite sheets) the Sheets ingest route against bare SheetSync creates,
+// the values.append calls and the drain of 1,000 sessions into the sheet.
 //
 //	go run ./hack/bench --bin bin --n 1000 --m 10000
 //	go run ./hack/bench -suite calendar -cal-watches 200
@@ -70,7 +72,7 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
-	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar or all.")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets or all.")
 	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
@@ -79,6 +81,7 @@ func main() {
 	calPushes := flag.Int("cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
 	calCancels := flag.Int("cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
 	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 60 ms per watch).")
+	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route by -creators clients (and as many baseline SheetSync creates).")
 	flag.Parse()
 	var syncSizes []int
 	for _, f := range strings.Split(*sizes, ",") {
@@ -96,13 +99,14 @@ func main() {
 	calendar := func(cfg *rest.Config) error {
 		return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget})
 	}
-	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync, calendar); err != nil {
+	sheets := func(cfg *rest.Config) error { return benchSheets(cfg, *sheetSessions, *creators) }
+	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync, calendar, sheets); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, m, creators int, suite string, requests, pages int, papersync, calendar func(*rest.Config) error) error {
+func run(bin string, n, m, creators int, suite string, requests, pages int, papersync, calendar, sheets func(*rest.Config) error) error {
 	ctx := context.Background()
 	scheme := setup.Scheme()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true, Scheme: scheme}
@@ -124,6 +128,8 @@ func run(bin string, n, m, creators int, suite string, requests, pages int, pape
 		return papersync(cfg)
 	case "calendar":
 		return calendar(cfg)
+	case "sheets":
+		return sheets(cfg)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -213,7 +219,10 @@ func run(bin string, n, m, creators int, suite string, requests, pages int, pape
 		if err := papersync(cfg); err != nil {
 			return err
 		}
-		return calendar(cfg)
+		if err := calendar(cfg); err != nil {
+			return err
+		}
+		return sheets(cfg)
 	}
 	return nil
 }

@@ -1,0 +1,380 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/timesheet"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+const (
+	sheetsBenchNS       = "bench-sheets"
+	sheetsBaselineNS    = "bench-sheets-baseline"
+	sheetsBenchID       = "1BenchSpreadsheet000000000000000000000000000"
+	sheetsBenchTab      = "Time log"
+	sheetsBenchTimeZone = "Asia/Tokyo"
+)
+
+// sheetsRig is the SheetConnection benchmark's system, wired as the
+// end-to-end tests wire it: an instant sandbox (Google OAuth and the Sheets
+// emulator, Google's 60 writes a minute per user), the SheetConnection and
+// SheetSync controllers in an in-process manager with default options, and
+// the webhook server's routes on a loopback listener.
+type sheetsRig struct {
+	google  *sandbox.GoogleOAuth
+	sheets  *sandbox.GoogleSheets
+	box     *sandbox.Server
+	mgr     ctrl.Manager
+	hookURL string
+	calls   *apiCounter
+	close   func()
+}
+
+func startSheetsRig(ctx context.Context, cfg *rest.Config) (*sheetsRig, error) {
+	r := &sheetsRig{google: sandbox.NewGoogleOAuth(), calls: &apiCounter{}}
+	r.google.AddClient("sheet-client", "sheet-secret")
+	r.sheets = sandbox.NewGoogleSheets(r.google)
+	r.sheets.AddSpreadsheet(sheetsBenchID, sheetsBenchTimeZone, sandbox.SheetSpec{ID: 0, Title: sheetsBenchTab, Rows: [][]string{testenv.SheetHeader}})
+	r.box = sandbox.New(r.google, r.sheets)
+	sbx := httptest.NewServer(r.box)
+	r.close = sbx.Close
+	ups := sandbox.Upstreams(sbx.URL)
+	out, err := outbound.New(ups, outbound.Options{})
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: r.calls} })
+	r.mgr, err = ctrl.NewManager(counted, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	if err == nil {
+		err = index.Register(ctx, r.mgr.GetFieldIndexer())
+	}
+	var ln net.Listener
+	if err == nil {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	r.hookURL = "http://" + ln.Addr().String()
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: r.mgr.GetAPIReader(), Writer: r.mgr.GetClient()}, Out: out}
+	err = controller.SetupSheets(r.mgr, controller.SheetsDeps{Out: out, OAuth: engine, PublicURL: r.hookURL})
+	var hook *webhook.Server
+	if err == nil {
+		// The per-client rate limit is off: every benchmark client shares
+		// 127.0.0.1.
+		hook, err = webhook.NewServer(webhook.Options{Log: logr.Discard()},
+			webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
+				PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Registered()...)
+	}
+	if err != nil {
+		_ = ln.Close()
+		r.close()
+		return nil, err
+	}
+	go func() { _ = hook.Serve(ctx, ln) }()
+	go func() { _ = r.mgr.Start(ctx) }()
+	return r, nil
+}
+
+// benchSession is the i-th session of a run: ten minutes each, one after
+// another, so that session order is i order.
+func benchSession(prefix string, i int) v1alpha1.TimeTrackerSession {
+	start := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 10 * time.Minute)
+	return v1alpha1.TimeTrackerSession{
+		ID: fmt.Sprintf("%s-%05d", prefix, i), Title: fmt.Sprintf("Session %d", i),
+		StartedAt: start.UnixMilli(), EndedAt: start.Add(9 * time.Minute).UnixMilli(), DurationSeconds: 540,
+		Project: "bench", Tags: []string{"bench", "load"},
+	}
+}
+
+// benchSheets measures the ingest route and the drain into the sheet:
+// n sessions posted one per request by `clients` clients, against a bare
+// client creating n SheetSyncs with as many goroutines in the same run.
+func benchSheets(cfg *rest.Config, n, clients int) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctrl.SetLogger(logr.Discard())
+	c, err := client.New(cfg, client.Options{Scheme: setupScheme()})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nSheetConnection: %d sessions, %d clients, one session per POST to the ingest route; instant sandbox (Sheets quota 60 writes/min/user),\n"+
+		"SheetConnection and SheetSync controllers in process (default options), webhook on loopback with the per-client rate limit off, real API server\n", n, clients)
+
+	// Baseline first, before the manager runs: a bare client creating the
+	// same SheetSyncs the route creates, nothing reconciling them.
+	baseLat, baseTime, err := sheetsBaseline(ctx, c, n, clients)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+
+	rig, err := startSheetsRig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rig.close()
+	conn, err := sheetsConnect(ctx, c, rig)
+	if err != nil {
+		return err
+	}
+	ingest := rig.hookURL + conn.Status.IngestPath
+	appendsBefore := rig.box.Calls(sandbox.SheetsValuesAppend)
+	apiBefore := rig.calls.snapshot()
+
+	// n sessions, clients at a time, after an untimed warm-up of one
+	// refused post per client (a session without a title: 400, nothing
+	// created).
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients}}
+	if err := parallel(clients, clients, func(i int) error {
+		req, _ := http.NewRequest(http.MethodPost, ingest, strings.NewReader(`{"id":"warm"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testenv.SheetIngestToken)
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			return fmt.Errorf("warm-up post answered %d, want 400", resp.StatusCode)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("ingest warm-up: %w", err)
+	}
+	lat := make([]time.Duration, n)
+	began := time.Now()
+	err = parallel(n, clients, func(i int) error {
+		b, _ := json.Marshal(benchSession("s", i))
+		req, _ := http.NewRequest(http.MethodPost, ingest, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testenv.SheetIngestToken)
+		t0 := time.Now()
+		resp, err := httpc.Do(req)
+		lat[i] = time.Since(t0)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("session %d: %d %s", i, resp.StatusCode, body)
+		}
+		return nil
+	})
+	posted := time.Since(began)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	lastPost := time.Now()
+
+	// Until every sync is Succeeded, from the manager's cache.
+	cache := rig.mgr.GetClient()
+	var succeeded, failed int
+	for {
+		var list v1alpha1.SheetSyncList
+		if err := cache.List(ctx, &list, client.InNamespace(sheetsBenchNS)); err != nil {
+			return err
+		}
+		succeeded, failed = 0, 0
+		for i := range list.Items {
+			switch list.Items[i].Status.Phase {
+			case v1alpha1.SyncSucceeded:
+				succeeded++
+			case v1alpha1.SyncFailed:
+				failed++
+			}
+		}
+		if succeeded+failed == n {
+			break
+		}
+		if time.Since(began) > 10*time.Minute {
+			return fmt.Errorf("%d of %d Succeeded (%d Failed) after 10 minutes", succeeded, n, failed)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	drained := time.Since(began)
+	afterLast := time.Since(lastPost)
+	appends := rig.box.Calls(sandbox.SheetsValuesAppend) - appendsBefore
+	apiAfter := rig.calls.snapshot()
+
+	rows := rig.sheets.Rows(sheetsBenchID, sheetsBenchTab)
+	idCol := -1
+	for i, h := range testenv.SheetHeader {
+		if h == "Session ID" {
+			idCol = i
+		}
+	}
+	ids := map[string]int{}
+	for _, r := range rows[1:] {
+		if idCol >= 0 && idCol < len(r) {
+			ids[r[idCol]]++
+		}
+	}
+	dups := 0
+	for _, k := range ids {
+		if k > 1 {
+			dups += k - 1
+		}
+	}
+
+	sorted := append([]time.Duration(nil), lat...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	ingestRate := float64(n) / posted.Seconds()
+	baseRate := float64(n) / baseTime.Seconds()
+	fmt.Printf("%-58s %10s %12s %10s %10s %10s\n", "", "time", "per second", "p50", "p95", "p99")
+	fmt.Printf("%-58s %10s %12.0f %10s %10s %10s\n", fmt.Sprintf("baseline: bare client, %d SheetSync creates, %d goroutines", n, clients),
+		baseTime.Round(time.Millisecond), baseRate, pct(baseLat, 50), pct(baseLat, 95), pct(baseLat, 99))
+	fmt.Printf("%-58s %10s %12.0f %10s %10s %10s\n", fmt.Sprintf("ingest route: %d sessions accepted (202), %d clients", n, clients),
+		posted.Round(time.Millisecond), ingestRate, pct(sorted, 50), pct(sorted, 95), pct(sorted, 99))
+	fmt.Printf("ratio ingest/baseline: accepted per second %.2f, p99 latency %.2f\n",
+		ingestRate/baseRate, float64(p(sorted, 99))/float64(p(baseLat, 99)))
+	fmt.Printf("values.append calls the sandbox counted: %d (%.1f sessions per append; pacing 1 append/s per connection, at most %d rows each)\n",
+		appends, float64(n)/float64(max(appends, 1)), 500)
+	fmt.Printf("all %d Succeeded %s after the first post (%s after the last); %d Failed\n",
+		succeeded, drained.Round(time.Millisecond), afterLast.Round(time.Millisecond), failed)
+	fmt.Printf("API requests per session, ingest and drain (the webhook's create included): %.2f writes, %.2f reads\n",
+		float64(apiAfter[1]-apiBefore[1])/float64(n), float64(apiAfter[0]-apiBefore[0])/float64(n))
+	fmt.Printf("rows in the sheet under the header: %d (want %d); distinct session ids %d, duplicate rows %d\n",
+		len(rows)-1, n, len(ids), dups)
+	if len(rows)-1 != n || dups != 0 || failed != 0 {
+		return fmt.Errorf("the sheet has %d rows (%d duplicates, %d failed) for %d sessions", len(rows)-1, dups, failed, n)
+	}
+	return nil
+}
+
+// sheetsBaseline creates n SheetSyncs, as the ingest route would, with
+// `workers` goroutines and a bare client; it answers each create's latency
+// (sorted) and the whole time, then deletes them.
+func sheetsBaseline(ctx context.Context, c client.Client, n, workers int) ([]time.Duration, time.Duration, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sheetsBaselineNS}}); err != nil {
+		return nil, 0, err
+	}
+	// Warm-up, untimed: the client's first requests discover the API.
+	if err := parallel(workers, workers, func(i int) error {
+		s := benchSession("warm", i)
+		return c.Create(ctx, &v1alpha1.SheetSync{ObjectMeta: metav1.ObjectMeta{Name: timesheet.SyncName("warm", s.ID), Namespace: sheetsBaselineNS},
+			Spec: v1alpha1.SheetSyncSpec{ConnectionRef: v1alpha1.LocalObjectReference{Name: "timesheet"}, Session: s}})
+	}); err != nil {
+		return nil, 0, err
+	}
+	lat := make([]time.Duration, n)
+	began := time.Now()
+	err := parallel(n, workers, func(i int) error {
+		s := benchSession("b", i)
+		obj := &v1alpha1.SheetSync{
+			ObjectMeta: metav1.ObjectMeta{Name: timesheet.SyncName("timesheet", s.ID), Namespace: sheetsBaselineNS,
+				Labels: map[string]string{timesheet.ConnectionLabel: "timesheet"}},
+			Spec: v1alpha1.SheetSyncSpec{ConnectionRef: v1alpha1.LocalObjectReference{Name: "timesheet"}, Session: s},
+		}
+		t0 := time.Now()
+		err := c.Create(ctx, obj)
+		lat[i] = time.Since(t0)
+		return err
+	})
+	took := time.Since(began)
+	if err != nil {
+		return nil, 0, err
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	// Gone before the manager starts, so that it has nothing of them to do.
+	if err := c.DeleteAllOf(ctx, &v1alpha1.SheetSync{}, client.InNamespace(sheetsBaselineNS)); err != nil {
+		return nil, 0, err
+	}
+	for {
+		var list v1alpha1.SheetSyncList
+		if err := c.List(ctx, &list, client.InNamespace(sheetsBaselineNS)); err != nil {
+			return nil, 0, err
+		}
+		if len(list.Items) == 0 {
+			return lat, took, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// sheetsConnect creates the fixture's SheetConnection on the bench
+// spreadsheet with a grant, and waits until it takes sessions.
+func sheetsConnect(ctx context.Context, c client.Client, rig *sheetsRig) (*v1alpha1.SheetConnection, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sheetsBenchNS}}); err != nil {
+		return nil, err
+	}
+	grant := rig.google.IssueRefreshToken("sheet-client", strings.Join(gsheets.OAuthProvider.Scopes, " "))
+	if err := testenv.SheetConnection(ctx, c, sheetsBenchNS, sheetsBenchID, sheetsBenchTab, grant, nil); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		conn := &v1alpha1.SheetConnection{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: sheetsBenchNS, Name: "timesheet"}, conn); err != nil {
+			return nil, err
+		}
+		if ok, _ := timesheet.Accepting(conn); ok && conn.Status.IngestPath != "" {
+			// The webhook reads the connection from the manager's cache.
+			cached := &v1alpha1.SheetConnection{}
+			if err := rig.mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(conn), cached); err == nil {
+				if ok, _ := timesheet.Accepting(cached); ok {
+					return conn, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("SheetConnection not Active after a minute: phase %q, %+v", conn.Status.Phase, conn.Status.Conditions)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// p is the p-th percentile of sorted latencies.
+func p(sorted []time.Duration, pc int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*pc + 99) / 100
+	return sorted[max(i, 1)-1]
+}
