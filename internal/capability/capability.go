@@ -60,3 +60,16 @@ func Equal(a, b string) bool {
 	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
 	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
 }
+
+// ChildName names a child object after its parent and a key that may hold
+// characters a name may not (a page and paper, a session id): the parent's
+// name cut to 40 characters, then hexLen hex digits of the key's SHA-256.
+// The same key always gives the same name, so creating the child twice is
+// one object.
+func ChildName(parent, key string, hexLen int) string {
+	sum := sha256.Sum256([]byte(key))
+	if len(parent) > 40 {
+		parent = parent[:40]
+	}
+	return strings.TrimSuffix(parent, "-") + "-" + hex.EncodeToString(sum[:])[:hexLen]
+}

@@ -23,7 +23,11 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
@@ -117,4 +121,22 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 		}
 	}
 	return nil
+}
+
+// Requests lists, from the cache, the objects of list's kind in namespace
+// whose indexed field holds value, as reconcile requests: the map function
+// of a watch that wakes the objects using a Secret, or a parent's pending
+// children. A failed List wakes nothing; the objects' own timers heal it.
+func Requests(ctx context.Context, c client.Reader, list client.ObjectList, namespace, field, value string) []reconcile.Request {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{field: value}); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
+		}
+		return nil
+	})
+	return reqs
 }

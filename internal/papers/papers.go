@@ -20,8 +20,6 @@ limitations under the License.
 package papers
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,12 +45,7 @@ func WebhookPath(token, namespace, name string) string {
 // SyncName names the PaperSync for one page and paper, so that the same
 // event posted twice is one object (the second create is a no-op).
 func SyncName(integration, pageID, arxivID string) string {
-	sum := sha256.Sum256([]byte(notionid.Normalize(pageID) + "\x00" + arxivID))
-	prefix := integration
-	if len(prefix) > 40 {
-		prefix = prefix[:40]
-	}
-	return strings.TrimSuffix(prefix, "-") + "-" + hex.EncodeToString(sum[:])[:16]
+	return capability.ChildName(integration, notionid.Normalize(pageID)+"\x00"+arxivID, 16)
 }
 
 // IntegrationLabel carries a PaperSync's integration name, for listing.

@@ -19,6 +19,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,4 +64,21 @@ func statusEqual(a, b client.Object) bool {
 		return false
 	}
 	return equality.Semantic.DeepEqual(ua["status"], ub["status"])
+}
+
+// Each runs f over items, n at a time, and waits for all: a batch's status
+// writes go out together, since the API server, not the upstream, sets
+// how fast a batch drains.
+func Each[T any](n int, items []T, f func(T)) {
+	sem := make(chan struct{}, max(n, 1))
+	var wg sync.WaitGroup
+	for _, it := range items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(it)
+		}()
+	}
+	wg.Wait()
 }

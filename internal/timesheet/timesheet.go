@@ -21,8 +21,6 @@ limitations under the License.
 package timesheet
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,12 +56,7 @@ const ConnectionLabel = "switchboard.dev/sheet-connection"
 // (seed 004 §2 SyncLog: connectionId + sessionId unique). The session id
 // is hashed because it may hold characters a name may not.
 func SyncName(connection, sessionID string) string {
-	sum := sha256.Sum256([]byte(sessionID))
-	prefix := connection
-	if len(prefix) > 40 {
-		prefix = prefix[:40]
-	}
-	return strings.TrimSuffix(prefix, "-") + "-" + hex.EncodeToString(sum[:])[:20]
+	return capability.ChildName(connection, sessionID, 20)
 }
 
 // NewSync is the SheetSync of one session, owned by its connection (it

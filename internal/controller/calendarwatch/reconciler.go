@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -135,15 +134,7 @@ func (notified) Update(e event.UpdateEvent) bool {
 }
 
 func (r *Reconciler) watchesUsing(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.CalendarWatchList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.CalendarTokenSecret: o.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, w := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
-	}
-	return reqs
+	return index.Requests(ctx, r, &v1alpha1.CalendarWatchList{}, o.GetNamespace(), index.CalendarTokenSecret, o.GetName())
 }
 
 func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related runtime.Object, typ, reason, action, note string) {

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -115,13 +114,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) integrationsUsing(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.NotionIntegrationList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.NotionTokenSecret: o.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, ni := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ni.Namespace, Name: ni.Name}})
-	}
-	return reqs
+	return index.Requests(ctx, r, &v1alpha1.NotionIntegrationList{}, o.GetNamespace(), index.NotionTokenSecret, o.GetName())
 }

@@ -295,23 +295,15 @@ func (b *batchRun) fail(ctx context.Context, ps *v1alpha1.PaperSync, reason, eve
 // once, then wakes them: finished ones to be collected after their
 // retention, and those whose write failed to be synced again.
 func (b *batchRun) write(ctx context.Context, members []*v1alpha1.PaperSync) {
-	sem := make(chan struct{}, statusWriters)
-	var wg sync.WaitGroup
-	for _, ps := range members {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := b.patchers[ps.UID].Patch(ctx, ps); err != nil {
-				if !apierrors.IsNotFound(err) {
-					log.FromContext(ctx).Error(err, "paper sync status not written; it will be synced again", "paperSync", klog.KObj(ps))
-				}
-				b.r.finished.Delete(ps.UID)
+	status.Each(statusWriters, members, func(ps *v1alpha1.PaperSync) {
+		if err := b.patchers[ps.UID].Patch(ctx, ps); err != nil {
+			if !apierrors.IsNotFound(err) {
+				log.FromContext(ctx).Error(err, "paper sync status not written; it will be synced again", "paperSync", klog.KObj(ps))
 			}
-			if ps.Status.CompletedAt != nil {
-				b.r.wakeLater(ps)
-			}
-		}()
-	}
-	wg.Wait()
+			b.r.finished.Delete(ps.UID)
+		}
+		if ps.Status.CompletedAt != nil {
+			b.r.wakeLater(ps)
+		}
+	})
 }

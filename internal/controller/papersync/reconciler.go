@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -164,17 +163,7 @@ func (r *Reconciler) pendingOf(ctx context.Context, o client.Object) []reconcile
 	if !ok || ni.Spec.Suspend || !status.IsTrue(ni, v1alpha1.ReadyCondition) {
 		return nil
 	}
-	var list v1alpha1.PaperSyncList
-	if err := r.List(ctx, &list, client.InNamespace(ni.Namespace), client.MatchingFields{index.PendingPaperSyncs: ni.Name}); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, ps := range list.Items {
-		if ps.Status.CompletedAt == nil {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}})
-		}
-	}
-	return reqs
+	return index.Requests(ctx, r, &v1alpha1.PaperSyncList{}, ni.Namespace, index.PendingPaperSyncs, ni.Name)
 }
 
 // readyOrSuspendChanged lets through integrations created, resumed, or

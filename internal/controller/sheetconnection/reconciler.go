@@ -123,13 +123,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) connectionsUsing(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.SheetConnectionList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index.SheetSecrets: o.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
-	}
-	return reqs
+	return index.Requests(ctx, r, &v1alpha1.SheetConnectionList{}, o.GetNamespace(), index.SheetSecrets, o.GetName())
 }

@@ -366,7 +366,7 @@ func (b *batchRun) markInFlight(ctx context.Context, todo []*v1alpha1.SheetSync)
 		mu      sync.Mutex
 		dropped []*v1alpha1.SheetSync
 	)
-	b.parallel(todo, func(m *v1alpha1.SheetSync) {
+	status.Each(statusWriters, todo, func(m *v1alpha1.SheetSync) {
 		if m != b.obj && !mark(m, func() error { return b.patchers[m.UID].Patch(ctx, m) }) {
 			mu.Lock()
 			dropped = append(dropped, m)
@@ -476,7 +476,7 @@ func (b *batchRun) fail(ctx context.Context, m *v1alpha1.SheetSync, reason strin
 // again, and if it was appended its in-flight mark sends it to the id
 // column first.
 func (b *batchRun) write(ctx context.Context, members []*v1alpha1.SheetSync) {
-	b.parallel(members, func(m *v1alpha1.SheetSync) {
+	status.Each(statusWriters, members, func(m *v1alpha1.SheetSync) {
 		if m == b.obj {
 			return
 		}
@@ -490,21 +490,6 @@ func (b *batchRun) write(ctx context.Context, members []*v1alpha1.SheetSync) {
 			b.r.wakeLater(m)
 		}
 	})
-}
-
-// parallel runs f over members, statusWriters at a time.
-func (b *batchRun) parallel(members []*v1alpha1.SheetSync, f func(*v1alpha1.SheetSync)) {
-	sem := make(chan struct{}, statusWriters)
-	var wg sync.WaitGroup
-	for _, m := range members {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(m)
-		}()
-	}
-	wg.Wait()
 }
 
 func without(all, drop []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {

@@ -193,15 +193,7 @@ func (r *Reconciler) pendingOf(ctx context.Context, o client.Object) []reconcile
 	if accepting, _ := timesheet.Accepting(c); !accepting {
 		return nil
 	}
-	var list v1alpha1.SheetSyncList
-	if err := r.List(ctx, &list, client.InNamespace(c.Namespace), client.MatchingFields{index.PendingSheetSyncs: c.Name}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, s := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
-	}
-	return reqs
+	return index.Requests(ctx, r, &v1alpha1.SheetSyncList{}, c.Namespace, index.PendingSheetSyncs, c.Name)
 }
 
 // acceptingChanged lets through connections created, or whose taking of
