@@ -47,7 +47,7 @@ func TestIngestRefusesAWrongOrMissingToken(t *testing.T) {
 		StringData: map[string]string{timesheet.IngestTokenKey: otherToken}}); err != nil {
 		t.Fatal(err)
 	}
-	g := connect(t, ns, newSpreadsheet("Sessions"), "Sessions", googleEm.IssueRefreshToken("sheet-client", grantScope),
+	g := connect(t, ns, newSpreadsheet("Sessions"), "Sessions", grant(),
 		func(c *v1alpha1.SheetConnection) { c.Spec.IngestTokenSecretRef.Name = "other-ingest" })
 	g.waitConn(t, "the other connection Ready", func(c *v1alpha1.SheetConnection) bool { return status.IsTrue(c, v1alpha1.ReadyCondition) })
 
@@ -325,7 +325,7 @@ func TestSheetTitlesThatNeedQuoting(t *testing.T) {
 	id := newSpreadsheet(append([]string{"Sheet1"}, titles...)...)
 	var fs []*fixture
 	for _, title := range titles {
-		fs = append(fs, connect(t, newNamespace(t), id, title, googleEm.IssueRefreshToken("sheet-client", grantScope), nil))
+		fs = append(fs, connect(t, newNamespace(t), id, title, grant(), nil))
 	}
 	for i, f := range fs {
 		c := f.ready(t)

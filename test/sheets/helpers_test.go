@@ -58,7 +58,14 @@ const grantScope = "openid " + gsheets.Scope
 // base is when the sessions of the tests start.
 var base = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
-var spreadsheets atomic.Int64
+var spreadsheets, accounts atomic.Int64
+
+// grant is a refresh token of a Google account of its own: Sheets counts
+// its write quota (60 a minute) per account, so tests that share one
+// would throttle each other.
+func grant() string {
+	return googleEm.IssueRefreshTokenFor("sheet-client", grantScope, fmt.Sprintf("1%020d", accounts.Add(1)))
+}
 
 // newSpreadsheet adds a spreadsheet in Asia/Tokyo with the given sheets,
 // each with testenv.SheetHeader as row 1, and returns its id.
@@ -104,7 +111,7 @@ func connect(t *testing.T, ns, spreadsheet, title, refresh string, change func(*
 // sheet, "Sessions".
 func newFixture(t *testing.T, change func(*v1alpha1.SheetConnection)) *fixture {
 	t.Helper()
-	return connect(t, newNamespace(t), newSpreadsheet("Sessions"), "Sessions", googleEm.IssueRefreshToken("sheet-client", grantScope), change)
+	return connect(t, newNamespace(t), newSpreadsheet("Sessions"), "Sessions", grant(), change)
 }
 
 func (f *fixture) conn(t *testing.T) *v1alpha1.SheetConnection {

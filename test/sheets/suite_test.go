@@ -111,6 +111,9 @@ func startControllers(e *testenv.Env) error {
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+		// controller-runtime's own logger (informers, the webhook's
+		// manager) writes to the scanned lines too.
+		ctrl.SetLogger(logger())
 		googleEm.AddClient("sheet-client", "sheet-secret")
 		box = sandbox.New(googleEm, sheetsEm)
 		srv := httptest.NewServer(box)
