@@ -23,6 +23,7 @@ package timesheet
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -74,7 +75,8 @@ func NewSync(c *v1alpha1.SheetConnection, s v1alpha1.TimeTrackerSession) *v1alph
 }
 
 // Accepting reports whether a connection takes sessions, and why not:
-// Active (seed 004 §2: otherwise 409) with every mapped header found.
+// Active (seed 004 §2: otherwise 409), its sheet found, every mapped
+// header in row 1 and every field in its own column (HeaderValid).
 func Accepting(c *v1alpha1.SheetConnection) (bool, string) {
 	switch {
 	case c.Spec.Suspend || c.Status.Phase == v1alpha1.ConnectionRevoked:
@@ -85,6 +87,14 @@ func Accepting(c *v1alpha1.SheetConnection) (bool, string) {
 		return false, "the connection is not Active yet"
 	case len(c.Status.MissingHeaders) > 0:
 		return false, "row 1 of the sheet lacks the mapped headers " + strings.Join(c.Status.MissingHeaders, ", ")
+	}
+	// The sheet found and every field given its own column.
+	if h := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.HeaderValidCondition); h == nil || h.Status != metav1.ConditionTrue {
+		why := "the sheet and its columns are not resolved yet"
+		if h != nil {
+			why = h.Message
+		}
+		return false, why
 	}
 	return true, ""
 }

@@ -44,6 +44,8 @@ const (
 	SheetNotFoundReason = "SheetNotFound"
 	// HeadersMissingReason: a mapped header name is not in row 1.
 	HeadersMissingReason = "HeadersMissing"
+	// ColumnClashReason: two fields resolved to one column.
+	ColumnClashReason = "ColumnClash"
 )
 
 // ingestPath derives the ingest path from the ingest token.
@@ -149,8 +151,7 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 		if obj.Spec.Sheet.ID != nil {
 			want = "with id " + strconv.FormatInt(*obj.Spec.Sheet.ID, 10)
 		}
-		st.Phase = v1alpha1.ConnectionActive
-		return runner.Stall(SheetNotFoundReason, fmt.Errorf("spreadsheet %s has no sheet %s", obj.Spec.SpreadsheetID, want)).RecheckAfter(HeaderRecheck)
+		return notFound(obj, fmt.Errorf("spreadsheet %s has no sheet %s", obj.Spec.SpreadsheetID, want))
 	}
 	id := found.ID
 	st.SheetID, st.SheetTitle, st.TimeZone = &id, found.Title, ss.TimeZone
@@ -162,6 +163,11 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	st.ResolvedColumns, st.MissingHeaders = cols, missing
 	st.Phase = v1alpha1.ConnectionActive
 	run.RequeueAt(run.Now.Add(HeaderRecheck))
+	if clash := Clash(cols); clash != "" {
+		msg := clash + ": give each field its own column in spec.columnMapping; sessions are refused until then"
+		status.Set(obj, v1alpha1.HeaderValidCondition, metav1.ConditionFalse, ColumnClashReason, msg)
+		return runner.Stall(ColumnClashReason, errors.New(msg)).RecheckAfter(HeaderRecheck)
+	}
 	if len(missing) > 0 {
 		msg := "row 1 of " + gsheets.QuoteTitle(found.Title) + " lacks the mapped headers " + strings.Join(quoteAll(missing), ", ") +
 			": rename a header in the sheet or change spec.columnMapping; sessions are refused until then"
@@ -170,6 +176,34 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	}
 	status.Set(obj, v1alpha1.HeaderValidCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "every mapped column resolved")
 	return runner.Continue()
+}
+
+// notFound stalls on a spreadsheet or sheet Google does not show: the grant
+// works (Active), but sessions are refused until a person fixes the spec
+// or shares the sheet.
+func notFound(obj *v1alpha1.SheetConnection, err error) runner.Outcome {
+	obj.Status.Phase = v1alpha1.ConnectionActive
+	obj.Status.ResolvedColumns = nil
+	status.Set(obj, v1alpha1.HeaderValidCondition, metav1.ConditionFalse, SheetNotFoundReason, err.Error())
+	return runner.Stall(SheetNotFoundReason, err).RecheckAfter(HeaderRecheck)
+}
+
+// Clash names two fields that resolved to one column (a header name found
+// in the column another field names by letter), or "".
+func Clash(cols map[string]string) string {
+	fields := make([]string, 0, len(cols))
+	for f := range cols {
+		fields = append(fields, f)
+	}
+	slices.Sort(fields)
+	seen := map[string]string{}
+	for _, f := range fields {
+		if other, ok := seen[cols[f]]; ok {
+			return fmt.Sprintf("fields %s and %s both resolve to column %s", other, f, cols[f])
+		}
+		seen[cols[f]] = f
+	}
+	return ""
 }
 
 // googleFailed turns a failed Sheets call into an outcome: 401 and 403
@@ -183,8 +217,7 @@ func (r *Reconciler) googleFailed(obj *v1alpha1.SheetConnection, run *runner.Run
 		Refuse(obj, run.GrantID, run.Now, fmt.Errorf("%s: %w", what, err))
 		return r.refused(context.Background(), obj, run), true
 	case errors.Is(err, gsheets.ErrNotFound):
-		obj.Status.Phase = v1alpha1.ConnectionActive
-		return runner.Stall(SheetNotFoundReason, fmt.Errorf("%s: %w", what, err)).RecheckAfter(HeaderRecheck), true
+		return notFound(obj, fmt.Errorf("%s: %w", what, err)), true
 	}
 	return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("%s: %w", what, err)), true
 }

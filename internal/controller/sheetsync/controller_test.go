@@ -441,3 +441,33 @@ func deleteSecret(t *testing.T, ns, name string) {
 		t.Fatal(err)
 	}
 }
+
+// A sheet Google does not show, and two fields resolving to one column,
+// stall the connection with the reason, and it takes no sessions.
+func TestAMissingSheetOrAColumnClashRefusesSessions(t *testing.T) {
+	for name, tc := range map[string]struct {
+		change func(*v1alpha1.SheetConnection)
+		reason string
+	}{
+		"no such sheet": {func(c *v1alpha1.SheetConnection) { c.Spec.Sheet.Title = "Renamed" }, sheetconnection.SheetNotFoundReason},
+		"no clash":      {func(c *v1alpha1.SheetConnection) { c.Spec.ColumnMapping["notes"] = "Session ID"; c.Spec.ColumnMapping["id"] = "H" }, ""},
+		"letter clash":  {func(c *v1alpha1.SheetConnection) { c.Spec.ColumnMapping["title"] = "E" }, sheetconnection.ColumnClashReason},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, "Log", tc.change)
+			f.reconcileConn(t)
+			c := f.connection(t)
+			ok, why := timesheet.Accepting(c)
+			if tc.reason == "" {
+				if !ok {
+					t.Fatalf("no clash, yet refused: %s", why)
+				}
+				return
+			}
+			if ok || condition(c.Status.Conditions, v1alpha1.HeaderValidCondition).Reason != tc.reason ||
+				condition(c.Status.Conditions, v1alpha1.StalledCondition).Reason != tc.reason {
+				t.Fatalf("accepting=%v (%s), status %+v", ok, why, c.Status)
+			}
+		})
+	}
+}
