@@ -450,8 +450,11 @@ func TestAMissingSheetOrAColumnClashRefusesSessions(t *testing.T) {
 		reason string
 	}{
 		"no such sheet": {func(c *v1alpha1.SheetConnection) { c.Spec.Sheet.Title = "Renamed" }, sheetconnection.SheetNotFoundReason},
-		"no clash":      {func(c *v1alpha1.SheetConnection) { c.Spec.ColumnMapping["notes"] = "Session ID"; c.Spec.ColumnMapping["id"] = "H" }, ""},
-		"letter clash":  {func(c *v1alpha1.SheetConnection) { c.Spec.ColumnMapping["title"] = "E" }, sheetconnection.ColumnClashReason},
+		"no clash": {func(c *v1alpha1.SheetConnection) {
+			c.Spec.ColumnMapping["notes"] = "Session ID"
+			c.Spec.ColumnMapping["id"] = "H"
+		}, ""},
+		"letter clash": {func(c *v1alpha1.SheetConnection) { c.Spec.ColumnMapping["title"] = "E" }, sheetconnection.ColumnClashReason},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, "Log", tc.change)
