@@ -560,5 +560,3 @@ func cut(s string) string {
 	r := []rune(s)
 	return string(r[:traceLimit-1]) + "…"
 }
-
-func metav1Time(t time.Time) metav1.Time { return metav1.NewTime(t) }

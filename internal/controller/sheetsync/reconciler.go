@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -151,7 +152,7 @@ func (r *Reconciler) Counters() *status.Counters[*v1alpha1.SheetConnection] {
 				c.Status.RowsAppended += t.Done
 				c.Status.SyncFailures += t.Failed
 				if !t.Last.IsZero() && (c.Status.LastAppendAt == nil || t.Last.After(c.Status.LastAppendAt.Time)) {
-					last := metav1Time(t.Last)
+					last := metav1.NewTime(t.Last)
 					c.Status.LastAppendAt = &last
 				}
 			},
