@@ -41,6 +41,28 @@ func Random(nBytes int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// base62 is the alphabet of short tokens: letters and digits only, so a
+// short link survives any chat client, case-sensitive URL or copy-paste.
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// Base62 returns n characters drawn uniformly from [0-9A-Za-z] with
+// crypto/rand (seed 003's 10-character short tokens: 59.5 bits). Bytes of
+// 248 and above are thrown away rather than folded with a modulo, which
+// would make the first eight characters likelier than the rest.
+func Base62(n int) string {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/4+8)
+	for len(out) < n {
+		_, _ = rand.Read(buf) // never fails: see Random
+		for _, b := range buf {
+			if b < 248 && len(out) < n {
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
 // DerivedPath is prefix followed by the hex SHA-256 of the token and the
 // parts, separated by NUL bytes (which no Kubernetes name or namespace
 // holds, so two different part lists never hash the same bytes). Knowing

@@ -80,3 +80,30 @@ func TestEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestBase62IsUniformOverItsAlphabet(t *testing.T) {
+	seen := map[rune]int{}
+	for range 2000 {
+		tok := capability.Base62(10)
+		if len(tok) != 10 {
+			t.Fatalf("len(%q) = %d, want 10", tok, len(tok))
+		}
+		for _, r := range tok {
+			if !(r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
+				t.Fatalf("%q holds %q, not base62", tok, r)
+			}
+			seen[r]++
+		}
+	}
+	// 20,000 draws over 62 characters: each expected ~323 times. A modulo
+	// bias (the first 8 characters ~25% likelier) or a missing character
+	// would fall outside these bounds.
+	if len(seen) != 62 {
+		t.Fatalf("%d distinct characters, want 62", len(seen))
+	}
+	for r, n := range seen {
+		if n < 230 || n > 420 {
+			t.Errorf("%q drawn %d times, want about 323", r, n)
+		}
+	}
+}
