@@ -4,6 +4,8 @@
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 SETUP_ENVTEST_VERSION ?= v0.25.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# versitygw is the real S3 server (posix backend) tests and the demo run.
+VERSITYGW_VERSION ?= v1.8.0
 
 # The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
 # modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
@@ -14,6 +16,7 @@ LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
+VERSITYGW ?= $(LOCALBIN)/versitygw
 
 GO_TEST_FLAGS ?= -race -count=1 -v
 export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION
@@ -58,7 +61,7 @@ envtest: setup-envtest ## Obtain kube-apiserver and etcd for tests (cached in th
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh >/dev/null
 
 .PHONY: test
-test: manifests generate vet envtest ## Run all tests against a real kube-apiserver and etcd.
+test: manifests generate vet envtest versitygw ## Run all tests against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: verify
@@ -82,11 +85,11 @@ run: manifests generate ## Run the manager against the cluster in ~/.kube/config
 	go run ./cmd/manager
 
 .PHONY: demo
-demo: manifests build envtest ## Run the whole system locally: control plane, sandbox, manager, webhook, samples (KEEP=1 keeps it running).
+demo: manifests build envtest versitygw ## Run the whole system locally: control plane, sandbox, manager, webhook, samples (KEEP=1 keeps it running).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
 
 .PHONY: bench
-bench: manifests build envtest ## Benchmarks: SlideStock vs a bare-client baseline (ratio, writes, RSS); Notion webhook throughput and latency; PaperSync drain vs a bare client, writes per sync, 500 vs 5,000.
+bench: manifests build envtest versitygw ## Benchmarks: SlideStock vs a bare-client baseline (ratio, writes, RSS); Notion webhook throughput and latency; PaperSync drain vs a bare client, writes per sync, 500 vs 5,000.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
 
 ##@ Dependencies
@@ -108,6 +111,12 @@ $(SETUP_ENVTEST): | $(LOCALBIN)
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into ./bin.
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+# versitygw takes about a minute to build, so hack/tool.sh builds it once
+# into the user's cache directory and ./bin links to that build.
+.PHONY: versitygw
+versitygw: | $(LOCALBIN) ## Install versitygw (the S3 server of tests and the demo) into ./bin.
+	@path=$$(./hack/tool.sh versitygw github.com/versity/versitygw/cmd/versitygw $(VERSITYGW_VERSION)) && ln -sf "$$path" $(VERSITYGW)
 
 # go-install-tool installs a pinned tool as bin/<name>-<version> and links
 # bin/<name> to it, so that bumping a version reinstalls.
