@@ -101,6 +101,22 @@ const (
 	// ExpiredReason (ReceiveLink): the link is past its expiry; the blob and
 	// the short token are deleted.
 	ExpiredReason = "Expired"
+	// BlobNotFoundReason (ReceiveLink): the storage has no object at
+	// spec.blob; the link is not minted, and the controller looks again on
+	// a slow timer.
+	BlobNotFoundReason = "BlobNotFound"
+	// ExpiryTooFarReason (ReceiveLink): spec.expiresAt is more than 14 days
+	// after the link's creation (seed 003's limit).
+	ExpiryTooFarReason = "ExpiryTooFar"
+	// TokenCollisionReason (ReceiveLink): five fresh short tokens in a row
+	// were already taken (seed 003's storeShortToken tries five times).
+	TokenCollisionReason = "TokenCollision"
+	// KeysInvalidReason (ReceiveLink): the encryption key Secret is missing,
+	// names no current key, or holds a key that is not 32 bytes.
+	KeysInvalidReason = "KeysInvalid"
+	// StorageRefusedReason (ReceiveLink): the storage refused the link's
+	// credentials (403).
+	StorageRefusedReason = "StorageRefused"
 	// ChannelRefusedReason (CalendarWatch): Google refused to open a push
 	// channel (the address, the calendar, the quota); the backup sync goes
 	// on and the channel is tried again later.

@@ -61,10 +61,11 @@ type ReceiveLinkSpec struct {
 	// +optional
 	Owner string `json:"owner,omitempty"`
 
-	// Receiver is who the link is for (free text, for the audit trail).
-	// +kubebuilder:validation:MaxLength=256
+	// Receiver is who the link is for. With a Discord user id, only that
+	// Discord user, signed in through the webhook's Discord sign-in, can
+	// resolve the link.
 	// +optional
-	Receiver string `json:"receiver,omitempty"`
+	Receiver Receiver `json:"receiver,omitzero"`
 
 	// EncryptionKeySecretRef names the Secret with the AES-256-GCM keys
 	// that seal the long token (`v1.{iv}.{ciphertext+tag}`): key `current`
@@ -74,14 +75,48 @@ type ReceiveLinkSpec struct {
 	// +optional
 	EncryptionKeySecretRef *SecretReference `json:"encryptionKeySecretRef,omitempty"`
 
+	// DeletionPolicy says what deleting the ReceiveLink before it expires
+	// does to the blob: Delete (the default) deletes it, as expiry would;
+	// Retain keeps it (as external-secrets' and Crossplane's deletion
+	// policies let a person choose). At expiry the blob is always deleted.
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
 	// Retention is how long an Expired link object is kept before it is
-	// deleted.
+	// deleted; until then its short link answers 410 Gone rather than 404.
 	// +kubebuilder:default="24h"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="retention must not be negative"
 	// +optional
 	Retention metav1.Duration `json:"retention,omitzero"`
 }
+
+// Receiver is who a link is for.
+type Receiver struct {
+	// Name of the receiver (free text, for the audit trail).
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// DiscordUserID restricts the link to one Discord user (a snowflake,
+	// 17–20 digits): resolving it then needs a Discord sign-in as that user
+	// (seed 003's sess:{sid}); anyone else gets 403.
+	// +kubebuilder:validation:Pattern=`^[0-9]{17,20}$`
+	// +optional
+	DiscordUserID string `json:"discordUserID,omitempty"`
+}
+
+// DeletionPolicy is what deleting a live ReceiveLink does to its blob.
+// +kubebuilder:validation:Enum=Delete;Retain
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete deletes the blob with the link.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyRetain keeps the blob when the link is deleted early.
+	DeletionPolicyRetain DeletionPolicy = "Retain"
+)
 
 // BlobLocation is an object in an S3-compatible bucket.
 type BlobLocation struct {
@@ -121,7 +156,9 @@ type ReceiveLinkStatus struct {
 	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
 
 	// ShareSecretName is the Secret (owned by this link) holding the share
-	// URL and the short token; they are never written to status.
+	// URL (key share_url), the short token (short_token) and the sealed
+	// long token (long_token); they are never written to status. It is
+	// deleted at expiry.
 	// +optional
 	ShareSecretName string `json:"shareSecretName,omitempty"`
 
