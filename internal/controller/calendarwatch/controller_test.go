@@ -69,7 +69,7 @@ func TestFirstReconcileOpensAChannelAndKeepsTokensInTheSecret(t *testing.T) {
 			t.Fatal("a token is in the watch")
 		}
 	}
-	for _, e := range f.rec.seen {
+	for _, e := range f.rec.All() {
 		if strings.Contains(e, sec[ChannelTokenKey]) {
 			t.Fatal("a token is in an Event")
 		}
@@ -102,7 +102,7 @@ func TestACancelledEventDeletesOnlyItsAppointment(t *testing.T) {
 	if w.Status.AppointmentsDeleted != 1 || w.Status.RecentlyDeletedEventIDs[0] != gone || w.Status.LastNotification.MessageNumber != 7 {
 		t.Fatalf("status %+v", w.Status)
 	}
-	evs := f.rec.with("AppointmentDeleted")
+	evs := f.rec.With("AppointmentDeleted")
 	if len(evs) != 1 || !strings.Contains(evs[0], "source="+SyncSource) || !strings.Contains(evs[0], gone) || !strings.Contains(evs[0], "related=ConfigMap/appt-a") {
 		t.Fatalf("events %v", evs)
 	}
@@ -211,7 +211,7 @@ func TestAGoneSyncTokenMeansAFullSyncThatDeletesVanishedAppointments(t *testing.
 		t.Fatal("the full sync after 410 did not reconcile the appointments")
 	}
 	w := f.watch(t)
-	if w.Status.LastFullSyncTime == nil || f.secret(t, "visits-calendar")[SyncTokenKey] == token || len(f.rec.with("FullSync")) != 1 {
+	if w.Status.LastFullSyncTime == nil || f.secret(t, "visits-calendar")[SyncTokenKey] == token || len(f.rec.With("FullSync")) != 1 {
 		t.Fatalf("full sync not recorded: %+v", w.Status)
 	}
 }
@@ -423,7 +423,7 @@ func TestDeleteStopsTheChannelOrGivesUpWithoutAGrant(t *testing.T) {
 	}
 	g.clock.SetTime(w.DeletionTimestamp.Add(10 * time.Minute))
 	g.reconcile(t)
-	if !apierrors.IsNotFound(env.Client.Get(context.Background(), g.key, &v1alpha1.CalendarWatch{})) || len(g.rec.with("DeleteGaveUp")) != 1 {
+	if !apierrors.IsNotFound(env.Client.Get(context.Background(), g.key, &v1alpha1.CalendarWatch{})) || len(g.rec.With("DeleteGaveUp")) != 1 {
 		t.Fatal("deletion without a grant did not give up after 10 minutes with a Warning")
 	}
 }

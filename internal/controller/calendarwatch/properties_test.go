@@ -268,12 +268,10 @@ func TestProperty4ActivityLogWithSource(t *testing.T) {
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
-		p.rec.mu.Lock()
-		p.rec.seen = nil
-		p.rec.mu.Unlock()
+		p.rec.Reset()
 		c := drawDeletion(rt, fmt.Sprintf("p4-%d", n))
 		remaining, _ := p.runDeletion(rt, t, w, c)
-		evs := p.rec.with("AppointmentDeleted")
+		evs := p.rec.With("AppointmentDeleted")
 		for name := range c.appointments {
 			if remaining[name] {
 				continue

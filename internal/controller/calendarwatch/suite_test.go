@@ -18,12 +18,9 @@ package calendarwatch
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,9 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,33 +95,7 @@ type fixture struct {
 }
 
 // recorder keeps every Event's text.
-type recorder struct {
-	events.FakeRecorder
-	mu   sync.Mutex
-	seen []string
-}
-
-func (r *recorder) Eventf(_, related runtime.Object, typ, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rel := ""
-	if ref, ok := related.(*corev1.ObjectReference); ok && ref != nil {
-		rel = " related=" + ref.Kind + "/" + ref.Name
-	}
-	r.seen = append(r.seen, typ+" "+reason+" "+fmt.Sprintf(note, args...)+rel)
-}
-
-func (r *recorder) with(reason string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for _, e := range r.seen {
-		if strings.Contains(e, " "+reason+" ") {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+type recorder = testenv.Recorder
 
 var calCount atomic.Int64
 

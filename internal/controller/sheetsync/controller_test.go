@@ -311,7 +311,7 @@ func TestAnAppendRefusedWith403TurnsTheConnectionToError(t *testing.T) {
 	s := f.sync(t, name)
 	c := f.connection(t)
 	if s.Status.Phase != v1alpha1.SyncPending || s.Status.Attempts != 0 || c.Status.Phase != v1alpha1.ConnectionError || c.Status.RefusedGrant == nil ||
-		!strings.Contains(f.rec.all(), v1alpha1.ReauthRequiredReason) {
+		!strings.Contains(strings.Join(f.rec.All(), "\n"), v1alpha1.ReauthRequiredReason) {
 		t.Fatalf("sync %+v\nconnection %+v", s.Status, c.Status)
 	}
 	// The connection controller keeps it in Error: reads still work, but
@@ -331,7 +331,7 @@ func TestSpentRetriesFailTheSyncAndRequestedAtRetriesIt(t *testing.T) {
 	f.reconcileSync(t, name)
 	s := f.sync(t, name)
 	if s.Status.Phase != v1alpha1.SyncFailed || s.Status.LastError == "" || s.Status.CompletedAt == nil || s.Status.Trace == nil ||
-		condition(s.Status.Conditions, v1alpha1.StalledCondition).Reason != sheetsync.AppendFailedReason || !strings.Contains(f.rec.all(), "Warning AppendFailed") {
+		condition(s.Status.Conditions, v1alpha1.StalledCondition).Reason != sheetsync.AppendFailedReason || !strings.Contains(strings.Join(f.rec.All(), "\n"), "Warning AppendFailed") {
 		t.Fatalf("a 400 did not fail the sync: %+v", s.Status)
 	}
 	// A person asks again (seed 004 §4: re-sync from the UI).

@@ -18,11 +18,9 @@ package sheetsync_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,9 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -119,23 +115,7 @@ func TestMain(m *testing.M) {
 }
 
 // recorder keeps every Event's text.
-type recorder struct {
-	events.FakeRecorder
-	mu   sync.Mutex
-	seen []string
-}
-
-func (r *recorder) Eventf(_, _ runtime.Object, typ, reason, _, note string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen = append(r.seen, typ+" "+reason+" "+fmt.Sprintf(note, args...))
-}
-
-func (r *recorder) all() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.seen, "\n")
-}
+type recorder = testenv.Recorder
 
 type fixture struct {
 	ns, spreadsheet, title string

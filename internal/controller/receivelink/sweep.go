@@ -1,0 +1,228 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receivelink
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/linktoken"
+)
+
+// Defaults of the Sweeper.
+const (
+	// DefaultSweepBatch is seed 003's RECEIVE_CLEANUP_BATCH_LIMIT default:
+	// the sweep reads at most 100 objects per page.
+	DefaultSweepBatch = 100
+	// DefaultSweepInterval is how often the sweep runs. It is a safety
+	// net: each link's own timer expires it on time.
+	DefaultSweepInterval = 10 * time.Minute
+)
+
+// SweepResult is one sweep's count, seed 003's receive-cleanup answer.
+type SweepResult struct {
+	// Deleted counts blobs deleted (of links that are gone).
+	Deleted int
+	// MissingMeta counts short-token objects whose link is gone (the
+	// seed's missingMeta: an index entry without its metadata).
+	MissingMeta int
+	// Overdue counts live links past their expiry handed to the controller.
+	Overdue int
+	// Errors counts objects the sweep could not clean; the next sweep
+	// tries again.
+	Errors int
+}
+
+// Sweeper finds what a crash or a forced deletion left behind (seed 003's
+// daily receive-cleanup cron, here a timer): short-token objects whose
+// link is gone, with the blob they still point at, and links past their
+// expiry that the controller has not expired yet.
+type Sweeper struct {
+	Client     client.Client
+	APIReader  client.Reader
+	Reconciler *Reconciler
+	// Namespace holds the short-token objects.
+	Namespace string
+	Interval  time.Duration
+	// Batch is the page size (DefaultSweepBatch when 0).
+	Batch int64
+	Clock clock.PassiveClock
+	// Registerer receives switchboard_receivelink_sweep_total (none when
+	// nil).
+	Registerer prometheus.Registerer
+
+	total *prometheus.CounterVec
+}
+
+// NeedLeaderElection: one replica sweeps.
+func (s *Sweeper) NeedLeaderElection() bool { return true }
+
+func (s *Sweeper) init() error {
+	if s.Clock == nil {
+		s.Clock = clock.RealClock{}
+	}
+	if s.Batch <= 0 {
+		s.Batch = DefaultSweepBatch
+	}
+	if s.Interval <= 0 {
+		s.Interval = DefaultSweepInterval
+	}
+	if s.total != nil {
+		return nil
+	}
+	s.total = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_receivelink_sweep_total",
+		Help: "What the ReceiveLink sweep found, by result: deleted (blobs of links that are gone), missing_meta (short-token objects whose link is gone), overdue (links past expiry handed to the controller), errors.",
+	}, []string{"result"})
+	if s.Registerer != nil {
+		if err := s.Registerer.Register(s.total); err != nil {
+			return fmt.Errorf("register sweep metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// Start sweeps every Interval until ctx is done.
+func (s *Sweeper) Start(ctx context.Context) error {
+	if err := s.init(); err != nil {
+		return err
+	}
+	t := time.NewTicker(s.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			_, _ = s.Sweep(ctx)
+		}
+	}
+}
+
+// Sweep runs once and logs one line with its counts.
+func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
+	if err := s.init(); err != nil {
+		return SweepResult{}, err
+	}
+	var res SweepResult
+	err := s.sweepTokens(ctx, &res)
+	if err == nil {
+		err = s.sweepLinks(ctx, &res)
+	}
+	if err != nil {
+		res.Errors++
+	}
+	for name, n := range map[string]int{"deleted": res.Deleted, "missing_meta": res.MissingMeta, "overdue": res.Overdue, "errors": res.Errors} {
+		s.total.WithLabelValues(name).Add(float64(n))
+	}
+	l := log.FromContext(ctx).WithName("receivelink-sweep")
+	if err != nil {
+		l.Error(err, "sweep incomplete", "deleted", res.Deleted, "missingMeta", res.MissingMeta, "overdue", res.Overdue, "errors", res.Errors)
+	} else {
+		l.Info("sweep done", "deleted", res.Deleted, "missingMeta", res.MissingMeta, "overdue", res.Overdue, "errors", res.Errors)
+	}
+	return res, err
+}
+
+// sweepTokens pages through the short-token objects: one whose link is gone
+// (or is another link of the same name) is an orphan; its blob goes unless
+// it was deleted already or the link said Retain, then the object.
+func (s *Sweeper) sweepTokens(ctx context.Context, res *SweepResult) error {
+	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}, client.Limit(s.Batch)}
+	for cont := ""; ; {
+		var page corev1.SecretList
+		if err := s.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
+			return fmt.Errorf("list short-token objects: %w", err)
+		}
+		for i := range page.Items {
+			s.sweepToken(ctx, &page.Items[i], res)
+		}
+		if cont = page.Continue; cont == "" {
+			return nil
+		}
+	}
+}
+
+func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, res *SweepResult) {
+	d := obj.Data
+	key := types.NamespacedName{Namespace: string(d[linktoken.DataNamespace]), Name: string(d[linktoken.DataName])}
+	var l v1alpha1.ReceiveLink
+	err := s.Client.Get(ctx, key, &l)
+	if err == nil && string(l.UID) == obj.Labels[linktoken.LinkUIDLabel] {
+		return // the link's own timer owns it
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		res.Errors++
+		return
+	}
+	res.MissingMeta++
+	if string(d[linktoken.DataBlobDeleted]) != "true" && string(d[linktoken.DataPolicy]) != string(v1alpha1.DeletionPolicyRetain) {
+		creds, err := blob.LoadCredentials(ctx, s.APIReader, key.Namespace, v1alpha1.SecretReference{Name: string(d[linktoken.DataCredentials])})
+		if err != nil {
+			res.Errors++
+			return
+		}
+		o := blob.Object{Bucket: string(d[linktoken.DataBucket]), Key: string(d[linktoken.DataKey]), Region: string(d[linktoken.DataRegion]), Credentials: creds}
+		if err := s.Reconciler.deleteBlobNow(ctx, o); err != nil {
+			res.Errors++
+			return
+		}
+		res.Deleted++
+	}
+	if err := client.IgnoreNotFound(s.Client.Delete(ctx, obj, client.Preconditions{UID: &obj.UID})); err != nil {
+		res.Errors++
+	}
+}
+
+// sweepLinks hands links past their expiry, not yet Expired, to the
+// controller (after a long outage of the manager, or a delete that kept
+// failing).
+func (s *Sweeper) sweepLinks(ctx context.Context, res *SweepResult) error {
+	now := s.Clock.Now()
+	for cont := ""; ; {
+		var page v1alpha1.ReceiveLinkList
+		if err := s.APIReader.List(ctx, &page, client.Limit(s.Batch), client.Continue(cont)); err != nil {
+			return fmt.Errorf("list ReceiveLinks: %w", err)
+		}
+		for i := range page.Items {
+			l := &page.Items[i]
+			if l.Status.BlobDeletedAt == nil && l.DeletionTimestamp.IsZero() && !now.Before(expiresAt(l)) {
+				res.Overdue++
+				select {
+				case s.Reconciler.Overdue <- event.GenericEvent{Object: l}:
+				default:
+					res.Errors++ // the queue is full; the next sweep hands it again
+				}
+			}
+		}
+		if cont = page.Continue; cont == "" {
+			return nil
+		}
+	}
+}
