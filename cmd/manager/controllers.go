@@ -42,6 +42,8 @@ type Deps struct {
 	ArxivPacer *arxiv.Pacer
 	// PublicURL is the webhook server's public base URL (OAuth connect links).
 	PublicURL string
+	// Links configure the ReceiveLink controller.
+	Links controller.LinksDeps
 }
 
 // controllers lists each kind's controller; each integration issue adds
@@ -72,6 +74,11 @@ var controllers = []struct {
 	}},
 	{"sheetconnection and sheetsync", func(mgr ctrl.Manager, d Deps) error {
 		return controller.SetupSheets(mgr, controller.SheetsDeps{Out: d.Outbound, OAuth: d.OAuth, PublicURL: d.PublicURL})
+	}},
+	{"receivelink", func(mgr ctrl.Manager, d Deps) error {
+		l := d.Links
+		l.Out, l.PublicURL = d.Outbound, d.PublicURL
+		return controller.SetupLinks(mgr, l)
 	}},
 }
 

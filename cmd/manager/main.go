@@ -25,6 +25,7 @@ import (
 	"time"
 	_ "time/tzdata" // spreadsheet time zones are IANA names; a static image has no zoneinfo
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -32,6 +33,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -46,6 +49,8 @@ func main() {
 		leaseDuration, outboundTimeout          time.Duration
 		renewDeadline, retryPeriod              time.Duration
 		arxivInterval                           time.Duration
+		links                                   controller.LinksDeps
+		linkKeys                                string
 	)
 	ups := upstream.NewSet()
 	var oauthOpts oauthFlags
@@ -59,6 +64,10 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-election-retry-period", defaultRetryPeriod, "Time between two attempts to acquire or renew the lease; the renew deadline must exceed 1.2 times it.")
 	flag.DurationVar(&outboundTimeout, "outbound-timeout", outbound.DefaultTimeout, "Timeout of each outbound request to an upstream API.")
 	flag.DurationVar(&arxivInterval, "arxiv-min-interval", arxiv.MinInterval, "Least time between two arXiv API requests (arXiv asks for 3s); 0 disables pacing, for benchmarks against the sandbox only.")
+	flag.StringVar(&links.Namespace, "link-namespace", podNamespace(), "Namespace of the ReceiveLink short-token objects (the webhook's --link-namespace); the default is the pod's namespace.")
+	flag.StringVar(&linkKeys, "link-key-secret", "switchboard-link-keys", "Secret in --link-namespace with the AES-256 keys that seal ReceiveLinks naming no encryptionKeySecretRef; created with one key when missing.")
+	flag.Float64Var(&links.DeleteRate, "blob-delete-rate", receivelink.DefaultDeleteRate, "Most S3 deletes per second of expired ReceiveLinks' blobs, across the manager.")
+	flag.DurationVar(&links.SweepInterval, "link-sweep-interval", receivelink.DefaultSweepInterval, "How often the ReceiveLink sweep looks for short-token objects whose link is gone and links past their expiry.")
 	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -109,6 +118,9 @@ func main() {
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
 	deps := Deps{Outbound: out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: arxivInterval}}
 	deps.PublicURL = oauthOpts.publicURL
+	links.DefaultKeys = types.NamespacedName{Namespace: links.Namespace, Name: linkKeys}
+	links.Registerer = ctrlmetrics.Registry
+	deps.Links = links
 	for _, c := range controllers {
 		if err := c.setup(mgr, deps); err != nil {
 			setupLog.Error(err, "cannot set up controller", "controller", c.name)
