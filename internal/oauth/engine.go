@@ -47,11 +47,19 @@ type Engine struct {
 	Store *Store
 	Out   *outbound.Client
 	Clock clock.PassiveClock
+	// Identity names this process in the refresh lock (RefreshLockAnnotation)
+	// for people reading the Secret; the hostname (a pod's name) when empty.
+	Identity string
+	// LockTTL is how long a refresh lock holds (DefaultLockTTL when zero).
+	LockTTL time.Duration
 
 	flights singleflight.Group
 	// beforeCall runs just before a refresh call (tests use it to play a
 	// concurrent writer).
 	beforeCall func()
+	// onLockWait runs each time a refresh waits for another writer's lock
+	// (tests use it to know a second replica is waiting).
+	onLockWait func()
 }
 
 func (e *Engine) now() time.Time {
@@ -69,7 +77,8 @@ func (e *Engine) Due(t Token, margin time.Duration) bool {
 
 // Ensure returns the grant in tokenKey, refreshed first when less than
 // margin remains or when force is set. Concurrent calls for one Secret
-// share one refresh.
+// share one refresh: in one process by singleflight, across processes by
+// the refresh lock on the Secret (lock.go).
 func (e *Engine) Ensure(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName, margin time.Duration, force bool) (Token, error) {
 	if !force {
 		st, err := e.Store.load(ctx, tokenKey)
@@ -100,14 +109,26 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 	if !force && st.AccessToken != "" && !e.Due(st.Token, margin) {
 		return st.Token, nil // refreshed by the flight before ours
 	}
+	holder := e.newHolder()
+	st, fresh, err := e.acquire(ctx, tokenKey, st, holder, margin, force)
+	if err != nil {
+		return Token{}, err
+	}
+	if fresh != nil {
+		return *fresh, nil // another process refreshed while we waited
+	}
 	creds, err := e.Store.LoadClient(ctx, clientKey)
 	if err != nil {
+		e.release(ctx, tokenKey, st, holder)
 		return Token{}, err
 	}
 	if e.beforeCall != nil {
 		e.beforeCall()
 	}
 	resp, err := e.call(ctx, p, creds, map[string]string{"grant_type": "refresh_token", "refresh_token": st.RefreshToken})
+	if err != nil {
+		e.release(ctx, tokenKey, st, holder)
+	}
 	switch {
 	case errors.Is(err, errInvalidGrant):
 		// Another writer may have rotated the pair after we read it: its
@@ -122,7 +143,8 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 	}
 	next := e.tokenFrom(p, resp, st.Token)
 	for {
-		err := e.Store.save(ctx, tokenKey, next, st)
+		// One update stores the new pair and frees the lock.
+		err := e.Store.write(ctx, tokenKey, next, st, withoutLock(st.annotations))
 		if err == nil {
 			next.Refreshed = true
 			return next, nil
@@ -137,9 +159,13 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 			return Token{}, lerr
 		}
 		if cur.RefreshToken != st.RefreshToken {
+			e.release(ctx, tokenKey, cur, holder)
 			return cur.Token, nil // a newer grant was written (a new OAuth callback)
 		}
-		st = cur // only other keys changed: write our pair over them
+		// Only other keys changed (a session's last_seen_at): write our pair
+		// over them, keeping what they wrote.
+		st = cur
+		next = e.tokenFrom(p, resp, st.Token)
 	}
 }
 
@@ -236,8 +262,9 @@ type tokenResponse struct {
 	Extra map[string]string
 }
 
-// notionExtra are the Notion fields kept with the grant (seed 000 §3.1.2).
-var notionExtra = []string{"workspace_id", "workspace_name", "bot_id", "duplicated_template_id"}
+// extraKeys are the provider fields kept with the grant: Notion's (seed 000
+// §3.1.2), and the scope granted (Discord states it, seed 003 sess:{sid}).
+var extraKeys = []string{"workspace_id", "workspace_name", "bot_id", "duplicated_template_id", KeyScope}
 
 func (e *Engine) call(ctx context.Context, p Provider, creds ClientCredentials, params map[string]string) (tokenResponse, error) {
 	if p.UseOAuth2Library {
@@ -273,7 +300,7 @@ func (e *Engine) call(ctx context.Context, p Provider, creds ClientCredentials, 
 	if n, ok := raw["expires_in"].(float64); ok {
 		r.ExpiresIn = int64(n)
 	}
-	for _, k := range notionExtra {
+	for _, k := range extraKeys {
 		if s, ok := raw[k].(string); ok {
 			r.Extra[k] = s
 		}

@@ -19,3 +19,7 @@ package oauth
 // SetBeforeCall lets tests act as a concurrent writer just before a
 // refresh call.
 func (e *Engine) SetBeforeCall(f func()) { e.beforeCall = f }
+
+// SetOnLockWait lets tests see a refresh waiting for another writer's
+// refresh lock.
+func (e *Engine) SetOnLockWait(f func()) { e.onLockWait = f }

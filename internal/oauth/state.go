@@ -71,6 +71,7 @@ const (
 	stateKeyExpires    = "expires"
 	stateKeyConnectUID = "connect-uid"
 	stateKeyUID        = "resource-uid"
+	stateKeyClaim      = "claim-digest"
 )
 
 // ErrStateInvalid means a callback's state is unknown, already used or
@@ -92,6 +93,11 @@ type State struct {
 	ConnectUID types.UID
 	// Expires is when the state stops being accepted.
 	Expires time.Time
+	// ClaimDigest is the hex SHA-256 of what the flow was started for, when
+	// that is itself a secret (a Discord sign-in: the short link's token,
+	// the seed 003 claimTokenDigest of discord:auth:{state}). The state
+	// keeps only the digest, so reading state Secrets yields no link.
+	ClaimDigest string
 }
 
 // States keeps OAuth states in Secrets, so any webhook replica can finish
@@ -143,7 +149,7 @@ func (s *States) Create(ctx context.Context, st State) (string, error) {
 		Type: corev1.SecretTypeOpaque,
 		StringData: map[string]string{stateKeyTarget: st.Target, stateKeyNamespace: st.Namespace, stateKeyName: st.Name,
 			stateKeyVerifier: st.Verifier, stateKeyConnectUID: string(st.ConnectUID), stateKeyUID: string(st.ResourceUID),
-			stateKeyExpires: now.Add(StateTTL).UTC().Format(time.RFC3339)},
+			stateKeyExpires: now.Add(StateTTL).UTC().Format(time.RFC3339), stateKeyClaim: st.ClaimDigest},
 	}
 	if err := s.Writer.Create(ctx, sec); err != nil {
 		return "", fmt.Errorf("create OAuth state Secret: %w", err)
@@ -240,7 +246,7 @@ func stateFrom(sec *corev1.Secret) State {
 	expires, _ := time.Parse(time.RFC3339, d(stateKeyExpires))
 	return State{Target: d(stateKeyTarget), Namespace: d(stateKeyNamespace), Name: d(stateKeyName),
 		Verifier: d(stateKeyVerifier), ConnectUID: types.UID(d(stateKeyConnectUID)), ResourceUID: types.UID(d(stateKeyUID)),
-		Expires: expires}
+		Expires: expires, ClaimDigest: d(stateKeyClaim)}
 }
 
 // expired reports whether a state Secret is past its use: its recorded

@@ -46,6 +46,8 @@ const (
 	// KeySubject is the account the grant belongs to, when the provider
 	// says (Google: the id_token's sub claim, with the openid scope).
 	KeySubject = "sub"
+	// KeyScope is the scope the provider granted, when it says (Discord).
+	KeyScope = "scope"
 )
 
 // Token is a grant. Extra holds provider fields kept beside it (Notion's
@@ -87,6 +89,11 @@ func (s *Store) load(ctx context.Context, key types.NamespacedName) (stored, err
 		}
 		return stored{}, fmt.Errorf("read token Secret %s: %w", key, err)
 	}
+	return storedFrom(&sec), nil
+}
+
+// storedFrom reads a grant out of its Secret.
+func storedFrom(sec *corev1.Secret) stored {
 	t := Token{Extra: map[string]string{}}
 	for k, v := range sec.Data {
 		switch k {
@@ -102,7 +109,7 @@ func (s *Store) load(ctx context.Context, key types.NamespacedName) (stored, err
 			t.Extra[k] = string(v)
 		}
 	}
-	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true, labels: sec.Labels, annotations: sec.Annotations}, nil
+	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true, labels: sec.Labels, annotations: sec.Annotations}
 }
 
 // Load reads a grant; ok is false when the Secret does not exist.
@@ -111,15 +118,10 @@ func (s *Store) Load(ctx context.Context, key types.NamespacedName) (Token, bool
 	return st.Token, st.exists, err
 }
 
-// save writes the whole grant in one update, failing with a Conflict when
+// write stores the whole grant in one update, failing with a Conflict when
 // the Secret changed since prev was read (or exists when prev says not).
-// The Secret's labels and annotations are kept: a refresh must not drop
-// what a callback recorded (ReconnectedForAnnotation).
-func (s *Store) save(ctx context.Context, key types.NamespacedName, t Token, prev stored) error {
-	return s.write(ctx, key, t, prev, prev.annotations)
-}
-
-// write is save with the annotations to store.
+// The Secret's labels are kept, and the annotations given are written: a
+// refresh keeps what a callback recorded (ReconnectedForAnnotation).
 func (s *Store) write(ctx context.Context, key types.NamespacedName, t Token, prev stored, annotations map[string]string) error {
 	data := map[string][]byte{}
 	for k, v := range t.Extra {
