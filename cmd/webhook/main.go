@@ -20,11 +20,25 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"errors"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
+
+	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/session"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -42,12 +56,20 @@ import (
 func main() {
 	opts := webhook.Options{}
 	var publicURL, stateNamespace string
+	var linkNamespace, linkKeys, s3Public, discordClient string
+	var presignTTL, auditFlush time.Duration
 	ups := upstream.NewSet()
 	flag.StringVar(&opts.Addr, "bind-address", ":9443", "Address of the public listener: GET / and the inbound routes only.")
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus /metrics endpoint binds to, apart from the public listener; 0 disables it.")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to, apart from the public listener; 0 disables them.")
 	flag.StringVar(&publicURL, "public-url", "", "Externally visible base URL of this server (for OAuth redirect URIs and the webhook URLs shown to people), e.g. https://hooks.example.com.")
 	flag.StringVar(&stateNamespace, "state-namespace", envOr("POD_NAMESPACE", "default"), "Namespace of the OAuth state Secrets; the default is the pod's namespace, from $POD_NAMESPACE.")
+	flag.StringVar(&linkNamespace, "link-namespace", envOr("POD_NAMESPACE", "default"), "Namespace of the ReceiveLink short-token objects (the manager's --link-namespace).")
+	flag.StringVar(&linkKeys, "link-key-secret", "switchboard-link-keys", "Secret in --link-namespace with the keys of ReceiveLinks naming no encryptionKeySecretRef (the manager's --link-key-secret).")
+	flag.StringVar(&s3Public, "s3-public-endpoint", "", "Base URL of the S3 API as receivers' browsers reach it, for presigned download URLs; default the --upstream s3 URL.")
+	flag.DurationVar(&presignTTL, "presign-ttl", webhook.DefaultPresignTTL, "How long a resolved share link's download URL works (never past the link's expiry).")
+	flag.DurationVar(&auditFlush, "audit-flush-interval", webhook.DefaultAuditFlush, "How often resolve counts are added to ReceiveLinks' status (each resolve's Event is sent at once).")
+	flag.StringVar(&discordClient, "discord-client-secret", "", "NAMESPACE/NAME of the Secret with the Discord application's client_id and client_secret, for receivers' Discord sign-in; empty disables it (links restricted to a Discord user then answer 503).")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", webhook.DefaultMaxBodyBytes, "Largest request body accepted; larger ones get 413.")
 	flag.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "Time a client has to send its request headers.")
 	flag.DurationVar(&opts.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "Time a client has to send its whole request.")
@@ -125,6 +147,23 @@ func main() {
 		StateNamespace: stateNamespace,
 		Log:            opts.Log,
 	}
+	links, stopLinks, err := receiveLinks(ctx, cfg, cl, out, linksConfig{namespace: linkNamespace, keys: linkKeys,
+		s3Public: s3Public, presignTTL: presignTTL, auditFlush: auditFlush, log: opts.Log})
+	if err != nil {
+		setupLog.Error(err, "cannot set up the share-link routes")
+		os.Exit(1)
+	}
+	defer stopLinks()
+	deps.Links = links
+	if discordClient != "" {
+		key, err := namespacedName(discordClient)
+		if err != nil {
+			setupLog.Error(err, "invalid --discord-client-secret")
+			os.Exit(1)
+		}
+		deps.SignIn = &webhook.SignIn{Sessions: &session.Store{Reader: cl.GetAPIReader(), Writer: cl.GetClient(), Namespace: stateNamespace,
+			Engine: &oauth.Engine{Store: &oauth.Store{Reader: cl.GetAPIReader(), Writer: cl.GetClient()}, Out: out}, ClientKey: key}}
+	}
 	families := webhook.Registered()
 	srv, err := webhook.NewServer(opts, deps, families...)
 	if err != nil {
@@ -144,6 +183,47 @@ func init() {
 		fmt.Fprintf(flag.CommandLine.Output(), "Usage: webhook [flags]\n\nServes Switchboard's inbound HTTP routes on the public listener, and metrics and probes on their own.\n\n")
 		flag.PrintDefaults()
 	}
+}
+
+// linksConfig are the share-link flags.
+type linksConfig struct {
+	namespace, keys, s3Public string
+	presignTTL, auditFlush    time.Duration
+	log                       logr.Logger
+}
+
+// receiveLinks builds the share-link routes' dependencies: presigning (no
+// S3 call is made here), and the auditor with its Event recorder. stop
+// waits for the auditor's last flush.
+func receiveLinks(ctx context.Context, cfg *rest.Config, cl cluster.Cluster, out *outbound.Client, c linksConfig) (*webhook.Links, func(), error) {
+	bc, err := blob.New(blob.Options{Endpoint: out.Endpoint(upstream.S3, ""), PublicEndpoint: c.s3Public, HTTPClient: out.HTTPClient()})
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		return nil, nil, err
+	}
+	audit := &webhook.Auditor{Client: cl.GetClient(), Reader: cl.GetAPIReader(), Recorder: b.NewRecorder(cl.GetScheme(), "switchboard-webhook"),
+		Interval: c.auditFlush, Log: c.log.WithName("audit")}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = audit.Start(ctx) }()
+	links := &webhook.Links{Namespace: c.namespace, Cache: cl.GetCache(), Blobs: bc, Secrets: cl.GetAPIReader(),
+		DefaultKeys: types.NamespacedName{Namespace: c.namespace, Name: c.keys}, PresignTTL: c.presignTTL, Audit: audit}
+	return links, func() { <-done; b.Shutdown() }, nil
+}
+
+// namespacedName parses NAMESPACE/NAME.
+func namespacedName(s string) (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" {
+		return types.NamespacedName{}, fmt.Errorf("%q is not NAMESPACE/NAME", s)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 func envOr(name, fallback string) string {

@@ -54,7 +54,11 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 type Webhook struct {
 	// URL is its base URL, also its public URL.
 	URL string
-	srv *httptest.Server
+	// Links and SignIn, when set before Serve, serve share links and the
+	// Discord sign-in.
+	Links  *webhook.Links
+	SignIn *webhook.SignIn
+	srv    *httptest.Server
 }
 
 // NewWebhook listens on loopback; Serve starts it on the manager's cache
@@ -68,7 +72,7 @@ func NewWebhook() *Webhook {
 func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Client, log logr.Logger) error {
 	hook, err := webhook.NewServer(webhook.Options{Log: log},
 		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-			PublicURL: w.URL, StateNamespace: "default"},
+			PublicURL: w.URL, StateNamespace: "default", Links: w.Links, SignIn: w.SignIn},
 		webhook.Registered()...)
 	if err != nil {
 		return err

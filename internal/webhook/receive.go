@@ -1,0 +1,270 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/session"
+)
+
+// The receive route family resolves share links (seed 003's
+// /api/receive/resolve):
+//
+//	GET /r/{short} → 302 to a presigned GET URL of the blob
+//
+// The short token is the capability: without the right one the answer is
+// the same 404 whether a link exists or not, and nothing is written.
+
+func init() {
+	Register(Family{Name: "receive", Routes: func(d Deps) []Route {
+		return []Route{{Pattern: "GET /r/{short}", Handler: resolve(d)}}
+	}})
+}
+
+// DefaultPresignTTL is how long a resolved download URL works (never past
+// the link's expiry): long enough to start a download, short enough that a
+// URL copied out of a browser's history soon stops working.
+const DefaultPresignTTL = 5 * time.Minute
+
+// secretTTL is how long the webhook reuses a Secret a person created (the
+// link's key Secret and storage credentials), which it does not cache:
+// one API read per resolve would cap resolves at the API server's pace. A
+// key id the ring does not hold reads the Secret again at once, so a
+// rotation is seen on the first link it sealed.
+const secretTTL = 30 * time.Second
+
+// Presigner is what the resolve route needs of object storage; it signs
+// locally and calls nobody. *blob.Client is the implementation.
+type Presigner interface {
+	PresignGet(ctx context.Context, o blob.Object, ttl time.Duration, filename string) (string, error)
+}
+
+// Links is what the receive routes need; nil Deps.Links answers every
+// short link 404.
+type Links struct {
+	// Namespace holds the short-token objects (the operator's).
+	Namespace string
+	// Cache is the informer cache: it holds the short-token objects (they
+	// carry the managed-by label), so a resolve reads no API.
+	Cache client.Reader
+	// Blobs presigns download URLs.
+	Blobs Presigner
+	// DefaultKeys is the key Secret of links that name none.
+	DefaultKeys types.NamespacedName
+	// PresignTTL is DefaultPresignTTL when zero.
+	PresignTTL time.Duration
+	// Clock is the wall clock when nil.
+	Clock clock.PassiveClock
+	// Audit records resolves (required).
+	Audit *Auditor
+	// Secrets reads the Secrets people create (the key Secret, storage
+	// credentials) from the API server; they are kept secretTTL.
+	Secrets client.Reader
+
+	secrets secretCache
+}
+
+func (l *Links) now() time.Time {
+	if l.Clock == nil {
+		return time.Now()
+	}
+	return l.Clock.Now()
+}
+
+func notFoundLink() *Error { return Errorf(http.StatusNotFound, "no such link") }
+
+func resolve(d Deps) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		lk := d.Links
+		short := r.PathValue("short")
+		if lk == nil || !linktoken.ValidShort(short) {
+			return notFoundLink()
+		}
+		ctx := r.Context()
+		var obj corev1.Secret
+		if err := lk.Cache.Get(ctx, types.NamespacedName{Namespace: lk.Namespace, Name: linktoken.ObjectName(short)}, &obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return notFoundLink()
+			}
+			return Unavailable(DefaultRetryAfter, "cannot look the link up; retry later").WithCause(err)
+		}
+		var link v1alpha1.ReceiveLink
+		key := types.NamespacedName{Namespace: string(obj.Data[linktoken.DataNamespace]), Name: string(obj.Data[linktoken.DataName])}
+		if err := d.Client.Get(ctx, key, &link); err != nil || string(link.UID) != obj.Labels[linktoken.LinkUIDLabel] {
+			if err == nil || apierrors.IsNotFound(err) {
+				return notFoundLink() // the link is gone; the sweep removes the object
+			}
+			return Unavailable(DefaultRetryAfter, "cannot look the link up; retry later").WithCause(err)
+		}
+		now := lk.now()
+		// 410 from the expiry instant, whether or not the controller has
+		// run: a tombstone (long token stripped at expiry) says so too.
+		exp, err := time.Parse(time.RFC3339, string(obj.Data[linktoken.DataExpiresAt]))
+		if err != nil || !now.Before(exp) || len(obj.Data[linktoken.DataLongToken]) == 0 {
+			return Errorf(http.StatusGone, "the link has expired")
+		}
+		claims, err := lk.unseal(ctx, &link, &obj)
+		if err != nil {
+			// An edited object or a removed key: say nothing more than for
+			// an unknown token, and tell the operator (never the token).
+			logr.FromContextOrDiscard(r.Context()).Info("a short link's long token does not open; answering 404", "link", key.String(), "reason", err.Error())
+			return notFoundLink()
+		}
+		if claims.Namespace != link.Namespace || claims.Name != link.Name || claims.UID != link.UID ||
+			claims.Bucket != link.Spec.Blob.Bucket || claims.Key != link.Spec.Blob.Key {
+			logr.FromContextOrDiscard(r.Context()).Info("a short link's long token names another link; answering 404", "link", key.String())
+			return notFoundLink()
+		}
+		if !now.Before(claims.ExpiresAt) {
+			return Errorf(http.StatusGone, "the link has expired")
+		}
+		if e := NotServing("link", &link, false); e != nil {
+			return e
+		}
+		who := "anonymous, from " + sourceAddr(r)
+		if want := link.Spec.Receiver.DiscordUserID; want != "" {
+			if d.SignIn == nil {
+				return Unavailable(DefaultRetryAfter, "this link needs a Discord sign-in, which this server does not offer; ask the operator")
+			}
+			sess, err := d.CurrentSession(r)
+			switch {
+			case errors.Is(err, session.ErrNoSession):
+				return StartSignIn(w, r, d, Claim{Namespace: link.Namespace, Name: link.Name, UID: link.UID, Short: short})
+			case err != nil:
+				return Unavailable(DefaultRetryAfter, "cannot read your session; retry later").WithCause(err)
+			case sess.UserID != want:
+				return Errorf(http.StatusForbidden, "this link is for another Discord user")
+			}
+			who = "Discord user " + sess.UserID
+		}
+		// A SigV4 signature is dated to the whole second (X-Amz-Date) and
+		// lives X-Amz-Expires whole seconds: counted from the signing
+		// second, the URL stops working no later than the link.
+		ttl := min(lk.presignTTL(), claims.ExpiresAt.Sub(now.Truncate(time.Second))).Truncate(time.Second)
+		if ttl < time.Second {
+			return Errorf(http.StatusGone, "the link has expired")
+		}
+		o, err := lk.object(ctx, &link)
+		if err != nil {
+			return Unavailable(DefaultRetryAfter, "cannot read the link's storage credentials; retry later").WithCause(err)
+		}
+		u, err := lk.Blobs.PresignGet(ctx, o, ttl, path.Base(link.Spec.Blob.Key))
+		if err != nil {
+			return Unavailable(DefaultRetryAfter, "cannot sign the download; retry later").WithCause(err)
+		}
+		lk.Audit.Record(&link, who, now)
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		// The download URL carries a signature: no page it leads to
+		// should see it in a Referer.
+		h.Set("Referrer-Policy", "no-referrer")
+		http.Redirect(w, r, u, http.StatusFound)
+		return nil
+	}
+}
+
+func (l *Links) presignTTL() time.Duration {
+	if l.PresignTTL > 0 {
+		return l.PresignTTL
+	}
+	return DefaultPresignTTL
+}
+
+// unseal opens the object's long token with the link's keys, reading the
+// key Secret again once when the token names a key the ring lacks.
+func (l *Links) unseal(ctx context.Context, link *v1alpha1.ReceiveLink, obj *corev1.Secret) (linktoken.Claims, error) {
+	key := l.DefaultKeys
+	if ref := link.Spec.EncryptionKeySecretRef; ref != nil {
+		key = types.NamespacedName{Namespace: link.Namespace, Name: ref.Name}
+	}
+	keyID, long := string(obj.Data[linktoken.DataKeyID]), string(obj.Data[linktoken.DataLongToken])
+	for _, fresh := range []bool{false, true} {
+		sec, err := l.secrets.get(ctx, l.Secrets, key, fresh, l.now())
+		if err != nil {
+			return linktoken.Claims{}, err
+		}
+		kr, err := linktoken.KeyringFrom(sec)
+		if err != nil {
+			return linktoken.Claims{}, err
+		}
+		if _, held := kr.Keys[keyID]; held || fresh {
+			return linktoken.Open(kr, keyID, long)
+		}
+	}
+	return linktoken.Claims{}, linktoken.ErrUnsealable
+}
+
+// object is the link's blob with its credentials.
+func (l *Links) object(ctx context.Context, link *v1alpha1.ReceiveLink) (blob.Object, error) {
+	sec, err := l.secrets.get(ctx, l.Secrets, types.NamespacedName{Namespace: link.Namespace, Name: link.Spec.Blob.CredentialsSecretRef.Name}, false, l.now())
+	if err != nil {
+		return blob.Object{}, err
+	}
+	creds, err := blob.CredentialsFrom(sec)
+	if err != nil {
+		return blob.Object{}, err
+	}
+	return blob.Object{Bucket: link.Spec.Blob.Bucket, Key: link.Spec.Blob.Key, Region: link.Spec.Blob.Region, Credentials: creds}, nil
+}
+
+// secretCache keeps Secrets the webhook does not cache for secretTTL.
+type secretCache struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]cachedSecret
+}
+
+type cachedSecret struct {
+	sec *corev1.Secret
+	at  time.Time
+}
+
+func (c *secretCache) get(ctx context.Context, reader client.Reader, key types.NamespacedName, fresh bool, now time.Time) (*corev1.Secret, error) {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && !fresh && now.Sub(e.at) < secretTTL {
+		return e.sec, nil
+	}
+	var sec corev1.Secret
+	if err := reader.Get(ctx, key, &sec); err != nil {
+		return nil, fmt.Errorf("read Secret %s: %w", key, err)
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[types.NamespacedName]cachedSecret{}
+	}
+	c.m[key] = cachedSecret{sec: &sec, at: now}
+	c.mu.Unlock()
+	return &sec, nil
+}
