@@ -64,7 +64,7 @@ func (c Credentials) String() string { return "access key " + c.AccessKeyID }
 
 // GoString keeps the secret out of %#v as well.
 func (c Credentials) GoString() string {
-	return "blob.Credentials{AccessKeyID: " + fmt.Sprintf("%q", c.AccessKeyID) + "}"
+	return fmt.Sprintf("blob.Credentials{AccessKeyID: %q}", c.AccessKeyID)
 }
 
 // Object names one stored object and the credentials to reach it with.
@@ -208,10 +208,10 @@ func (c *Client) clientsFor(creds Credentials, region string) (*sdkClients, erro
 		c.lru.MoveToFront(el)
 		return el.Value.(*sdkClients), nil
 	}
-	api := s3.New(c.sdkOptions(c.endpoint, creds, region, c.hc))
+	api := s3.New(c.sdkOptions(c.endpoint, creds, region))
 	// The presign client gets its own base client on the public endpoint;
 	// it never sends a request (the SDK swaps in a no-op HTTP client).
-	pub := s3.New(c.sdkOptions(c.public, creds, region, c.hc))
+	pub := s3.New(c.sdkOptions(c.public, creds, region))
 	presign := s3.NewPresignClient(pub, func(po *s3.PresignOptions) {
 		po.Presigner = clockPresigner{signer: newSigner(), now: c.now}
 	})
@@ -227,12 +227,12 @@ func (c *Client) clientsFor(creds Credentials, region string) (*sdkClients, erro
 // sdkOptions are built by hand, not with config.LoadDefaultConfig, so that
 // nothing is read from the environment, ~/.aws or the instance metadata
 // service: each call's credentials are the ones its Secret holds.
-func (c *Client) sdkOptions(endpoint string, creds Credentials, region string, hc *http.Client) s3.Options {
+func (c *Client) sdkOptions(endpoint string, creds Credentials, region string) s3.Options {
 	return s3.Options{
 		BaseEndpoint: aws.String(endpoint),
 		Region:       region,
 		Credentials:  staticCredentials{AccessKeyID: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey, Source: "blob.Credentials"},
-		HTTPClient:   hc,
+		HTTPClient:   c.hc,
 		// Path-style (endpoint/bucket/key): S3-compatible servers reached by
 		// IP or a cluster Service name have no wildcard DNS for
 		// virtual-hosted buckets.
