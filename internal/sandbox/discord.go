@@ -39,6 +39,9 @@ const (
 type DiscordUser struct {
 	// ID is the user's snowflake, a decimal string.
 	ID, Username, GlobalName string
+	// Avatar is the avatar hash; "" is the default avatar, which Discord
+	// answers as null (docs/resources/user, "User Object": avatar ?string).
+	Avatar string
 }
 
 // Discord emulates Discord's OAuth2 (the authorization code grant of
@@ -260,6 +263,6 @@ func (d *Discord) usersMe(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": a.user.ID, "username": a.user.Username, "global_name": nilIfEmpty(a.user.GlobalName),
-		"avatar": nil, "discriminator": "0", "public_flags": 0,
+		"avatar": nilIfEmpty(a.user.Avatar), "discriminator": "0", "public_flags": 0,
 	})
 }

@@ -198,17 +198,14 @@ func connect(d Deps) HandlerFunc {
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
 		}
-		verifier := ""
-		if provider.PKCE {
-			verifier = capability.Random(48)
-		}
+		verifier := pkceVerifier(provider)
 		state, err := d.oauthStates().Create(ctx, oauth.State{Target: name, Namespace: key.Namespace, Name: key.Name,
 			ResourceUID: res.Object.GetUID(), ConnectUID: connectSec.UID, Verifier: verifier})
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
 		}
 		privatePage(w)
-		http.Redirect(w, r, authorizeURL(d, provider, name, creds.ID, state, verifier), http.StatusFound)
+		http.Redirect(w, r, authorizeURL(d, provider, d.redirectURI(name), creds.ID, state, verifier), http.StatusFound)
 		return nil
 	}
 }
@@ -270,9 +267,20 @@ func credKey(namespace string, ref v1alpha1.SecretReference) types.NamespacedNam
 	return types.NamespacedName{Namespace: namespace, Name: ref.Name}
 }
 
-// authorizeURL is the provider's consent page with the flow's parameters.
-func authorizeURL(d Deps, p oauth.Provider, target, clientID, state, verifier string) string {
-	q := url.Values{"client_id": {clientID}, "redirect_uri": {d.redirectURI(target)}, "response_type": {"code"}, "state": {state}}
+// pkceVerifier is a new PKCE code verifier (RFC 7636 §4.1: 43 to 128
+// characters; 48 random bytes make 64), or "" for a provider without PKCE.
+func pkceVerifier(p oauth.Provider) string {
+	if !p.PKCE {
+		return ""
+	}
+	return capability.Random(48)
+}
+
+// authorizeURL is the provider's consent page with the flow's parameters:
+// the callback's redirectURI, the state, and the S256 challenge of the
+// verifier when there is one.
+func authorizeURL(d Deps, p oauth.Provider, redirectURI, clientID, state, verifier string) string {
+	q := url.Values{"client_id": {clientID}, "redirect_uri": {redirectURI}, "response_type": {"code"}, "state": {state}}
 	if len(p.Scopes) > 0 {
 		q.Set("scope", strings.Join(p.Scopes, " "))
 	}

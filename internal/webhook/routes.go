@@ -40,8 +40,9 @@ type Route struct {
 }
 
 // Deps is what a route family may use. The webhook server writes only to
-// the Kubernetes API; the only outbound call it makes is the OAuth code
-// exchange, through Outbound.
+// the Kubernetes API; its only outbound calls are the OAuth code exchange
+// and, for a Discord sign-in, the user lookup and the session's token
+// refresh, through Outbound.
 type Deps struct {
 	// Client reads through the informer cache (with the field indexes of
 	// package index) and writes to the API server.
@@ -59,6 +60,9 @@ type Deps struct {
 	// StateNamespace holds the OAuth state Secrets (the webhook's own
 	// namespace).
 	StateNamespace string
+	// SignIn is the Discord sign-in of share-link receivers (signin.go);
+	// nil when this server offers none.
+	SignIn *SignIn
 	// Log is the server's logger; handlers should prefer
 	// logr.FromContextOrDiscard(r.Context()), which carries the request id.
 	Log logr.Logger
