@@ -38,6 +38,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/session"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
@@ -129,6 +130,12 @@ func main() {
 	}
 	if err := addStateCollector(mgr, oauthOpts.stateNamespace); err != nil {
 		setupLog.Error(err, "cannot add the OAuth state collector")
+		os.Exit(1)
+	}
+	// Receivers' Discord sessions live beside the OAuth states (the
+	// webhook's --state-namespace); expired ones are deleted on a timer.
+	if err := mgr.Add(&session.Collector{Client: mgr.GetClient(), Namespace: oauthOpts.stateNamespace}); err != nil {
+		setupLog.Error(err, "cannot add the session collector")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

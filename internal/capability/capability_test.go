@@ -89,7 +89,7 @@ func TestBase62IsUniformOverItsAlphabet(t *testing.T) {
 			t.Fatalf("len(%q) = %d, want 10", tok, len(tok))
 		}
 		for _, r := range tok {
-			if !(r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
+			if (r < '0' || r > '9') && (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') {
 				t.Fatalf("%q holds %q, not base62", tok, r)
 			}
 			seen[r]++

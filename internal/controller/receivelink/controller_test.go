@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,8 +66,6 @@ type fixture struct {
 	r     *receivelink.Reconciler
 	run   *runner.Runner[*v1alpha1.ReceiveLink]
 }
-
-var fixtures atomic.Int64
 
 func newFixture(t *testing.T, change func(*receivelink.Reconciler)) *fixture {
 	t.Helper()
