@@ -63,6 +63,8 @@ type Deps struct {
 	// SignIn is the Discord sign-in of share-link receivers (signin.go);
 	// nil when this server offers none.
 	SignIn *SignIn
+	// Links serves the share-link routes (nil: every short link is 404).
+	Links *Links
 	// Log is the server's logger; handlers should prefer
 	// logr.FromContextOrDiscard(r.Context()), which carries the request id.
 	Log logr.Logger
