@@ -299,6 +299,39 @@ func authorizeURL(d Deps, p oauth.Provider, redirectURI, clientID, state, verifi
 	return authorize + "?" + q.Encode()
 }
 
+// callbackWords are what a callback's refusals tell the person.
+type callbackWords struct {
+	links   string // what lasts 10 minutes: "links", "sign-ins"
+	restart string // after a state that is not valid
+	retry   string // after a state that could not be checked
+	who     string // who answered error=
+	denied  string // after an error= answer
+}
+
+var connectWords = callbackWords{links: "links", restart: "Start again from the connect link.",
+	retry: "Start again from the connect link.", who: "The provider", denied: "Start again to connect."}
+
+// consumeState uses a callback's state once, for target: the connect
+// callback and the Discord sign-in share it. When ok is false it has
+// answered: 403 for a state that is unknown, used, expired or another
+// target's; 503 when it could not be checked; 403 when the provider
+// answered error= (the state is spent either way).
+func consumeState(w http.ResponseWriter, r *http.Request, d Deps, target string, words callbackWords) (st oauth.State, ok bool, _ error) {
+	q := r.URL.Query()
+	st, err := d.oauthStates().Consume(r.Context(), q.Get("state"))
+	switch {
+	case errors.Is(err, oauth.ErrStateInvalid) || err == nil && st.Target != target:
+		return st, false, htmlError(w, http.StatusForbidden, "This sign-in link is not valid",
+			"It was already used, it expired ("+words.links+" last 10 minutes), or it was not issued here. "+words.restart)
+	case err != nil:
+		return st, false, htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be checked. "+words.retry, err)
+	}
+	if e := q.Get("error"); e != "" {
+		return st, false, htmlError(w, http.StatusForbidden, "Access was not granted", words.who+" answered: "+e+". "+words.denied)
+	}
+	return st, true, nil
+}
+
 // callback finishes the flow (seed 000 §3.1.2): a mismatched, reused or
 // expired state is 403; a code the provider refuses is 401; a grant that
 // started working since the connect is not replaced (409). The grant goes
@@ -310,16 +343,9 @@ func callback(d Deps) HandlerFunc {
 		name := r.PathValue("target")
 		ctx := r.Context()
 		q := r.URL.Query()
-		st, err := d.oauthStates().Consume(ctx, q.Get("state"))
-		switch {
-		case errors.Is(err, oauth.ErrStateInvalid) || err == nil && st.Target != name:
-			return htmlError(w, http.StatusForbidden, "This sign-in link is not valid",
-				"It was already used, it expired (links last 10 minutes), or it was not issued here. Start again from the connect link.")
-		case err != nil:
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be checked. Start again from the connect link.", err)
-		}
-		if e := q.Get("error"); e != "" {
-			return htmlError(w, http.StatusForbidden, "Access was not granted", "The provider answered: "+e+". Start again to connect.")
+		st, ok, err := consumeState(w, r, d, name, connectWords)
+		if !ok {
+			return err
 		}
 		target, ok := lookupOAuthTarget(name)
 		key := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}

@@ -64,6 +64,10 @@ const (
 // connect, nor a connect state a sign-in.
 const SignInTarget = "discord-signin"
 
+// signInWords are what the sign-in callback's refusals say.
+var signInWords = callbackWords{links: "sign-ins", restart: "Open your link again to sign in.",
+	retry: "Open your link again.", who: "Discord", denied: "Open your link again to sign in."}
+
 // signInCallbackPath is the callback registered with the Discord
 // application (its redirect URI is PublicURL + this path).
 const signInCallbackPath = "/auth/discord/callback"
@@ -169,16 +173,9 @@ func signInCallback(d Deps) HandlerFunc {
 		}
 		ctx := r.Context()
 		q := r.URL.Query()
-		st, err := d.oauthStates().Consume(ctx, q.Get("state"))
-		switch {
-		case errors.Is(err, oauth.ErrStateInvalid) || err == nil && st.Target != SignInTarget:
-			return htmlError(w, http.StatusForbidden, "This sign-in link is not valid",
-				"It was already used, it expired (sign-ins last 10 minutes), or it was not issued here. Open your link again to sign in.")
-		case err != nil:
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be checked. Open your link again.", err)
-		}
-		if e := q.Get("error"); e != "" {
-			return htmlError(w, http.StatusForbidden, "Access was not granted", "Discord answered: "+e+". Open your link again to sign in.")
+		st, ok, err := consumeState(w, r, d, SignInTarget, signInWords)
+		if !ok {
+			return err
 		}
 		s := d.SignIn.Sessions
 		creds, err := s.Engine.Store.LoadClient(ctx, s.ClientKey)
