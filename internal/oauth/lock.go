@@ -26,6 +26,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -221,4 +225,22 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// GrantChanged is the predicate of a watch on token Secrets: an update
+// that only took or freed the refresh lock changed no grant, so it wakes
+// nothing. Without it a reconcile that forced a refresh (a requested-at)
+// is woken by its own lock before its acknowledgement reaches the cache,
+// forces another refresh, and so on: test/notion measured 552 token calls
+// where 24 were due.
+func GrantChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		a, okA := e.ObjectOld.(*corev1.Secret)
+		b, okB := e.ObjectNew.(*corev1.Secret)
+		if !okA || !okB {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(a.Data, b.Data) || !maps.Equal(a.Labels, b.Labels) ||
+			!maps.Equal(withoutLock(a.Annotations), withoutLock(b.Annotations))
+	}}
 }

@@ -24,9 +24,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -178,5 +180,31 @@ func TestAFailedRefreshFreesTheLock(t *testing.T) {
 	}
 	if f.stored(t).RefreshToken != old {
 		t.Fatal("the grant changed")
+	}
+}
+
+func TestALockAloneIsNotAGrantChange(t *testing.T) {
+	old := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"keep": "1"}},
+		Data: map[string][]byte{oauth.KeyAccessToken: []byte("at1")}}
+	locked := old.DeepCopy()
+	locked.Annotations[oauth.RefreshLockAnnotation] = "pod-1/x 2026-11-22T15:00:05Z"
+	refreshed := locked.DeepCopy()
+	delete(refreshed.Annotations, oauth.RefreshLockAnnotation)
+	refreshed.Data[oauth.KeyAccessToken] = []byte("at2")
+	relabelled := old.DeepCopy()
+	relabelled.Annotations["keep"] = "2"
+	p := oauth.GrantChanged()
+	for name, c := range map[string]struct {
+		a, b *corev1.Secret
+		want bool
+	}{
+		"lock taken":             {old, locked, false},
+		"lock freed":             {locked, old, false},
+		"new pair, lock freed":   {locked, refreshed, true},
+		"another annotation set": {old, relabelled, true},
+	} {
+		if got := p.Update(event.UpdateEvent{ObjectOld: c.a, ObjectNew: c.b}); got != c.want {
+			t.Errorf("%s: GrantChanged = %v, want %v", name, got, c.want)
+		}
 	}
 }

@@ -115,7 +115,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CalendarWatch{}, builder.WithPredicates(predicate.Or(status.SpecOrRequest(), notified{}))).
 		// The token Secret the OAuth callback writes reconciles its watches.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.watchesUsing)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.watchesUsing), builder.WithPredicates(oauth.GrantChanged())).
 		// The connect Secret and the channel Secret.
 		Owns(&corev1.Secret{}).
 		Named("calendarwatch").

@@ -106,7 +106,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.NotionIntegration{}, builder.WithPredicates(status.SpecOrRequest())).
 		// Token Secrets the operator wrote carry its label and are cached:
 		// a grant from the OAuth callback reconciles its integration.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.integrationsUsing)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.integrationsUsing), builder.WithPredicates(oauth.GrantChanged())).
 		// The connect Secret: deleted by the OAuth callback, minted again.
 		Owns(&corev1.Secret{}).
 		Named("notionintegration").

@@ -115,7 +115,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.SheetConnection{}, builder.WithPredicates(status.SpecOrRequest())).
 		// The token Secret the OAuth callback writes reconciles its
 		// connections: a new grant turns Revoked or Error into Active.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.connectionsUsing)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.connectionsUsing), builder.WithPredicates(oauth.GrantChanged())).
 		// The connect Secret.
 		Owns(&corev1.Secret{}).
 		Named("sheetconnection").
