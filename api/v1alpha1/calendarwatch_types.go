@@ -299,7 +299,8 @@ type NotificationStatus struct {
 // +kubebuilder:resource:shortName=calwatch,categories=switchboard
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Calendar",type=string,JSONPath=`.spec.calendarID`
-// +kubebuilder:printcolumn:name="Channel-Expires",type=date,JSONPath=`.status.channel.expiration`
+// (A string, not a date: kubectl shows a future date column as <invalid>.)
+// +kubebuilder:printcolumn:name="Channel-Expires",type=string,JSONPath=`.status.channel.expiration`
 // +kubebuilder:printcolumn:name="Last-Sync",type=date,JSONPath=`.status.lastSyncTime`
 // +kubebuilder:printcolumn:name="Deleted",type=integer,JSONPath=`.status.appointmentsDeleted`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -184,7 +184,8 @@ type NotionIntegrationStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Workspace",type=string,JSONPath=`.status.workspaceName`
 // +kubebuilder:printcolumn:name="Database",type=string,JSONPath=`.status.databaseID`,priority=1
-// +kubebuilder:printcolumn:name="Token-Expires",type=date,JSONPath=`.status.tokenExpiresAt`,priority=1
+// (A string, not a date: kubectl shows a future date column as <invalid>.)
+// +kubebuilder:printcolumn:name="Token-Expires",type=string,JSONPath=`.status.tokenExpiresAt`,priority=1
 // +kubebuilder:printcolumn:name="Synced",type=integer,JSONPath=`.status.papersSynced`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 

@@ -183,7 +183,8 @@ type ReceiveLinkStatus struct {
 // +kubebuilder:resource:shortName=rlink,categories=switchboard
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.expiresAt`
+// (A string, not a date: kubectl shows a future date column as <invalid>.)
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.expiresAt`
 // +kubebuilder:printcolumn:name="Resolves",type=integer,JSONPath=`.status.resolveCount`
 // +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.spec.blob.key`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
