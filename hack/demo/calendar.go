@@ -318,46 +318,35 @@ func createEvent(sandboxURL, summary string, start time.Time) (string, error) {
 
 // waitWatch polls the sample CalendarWatch until ok, for 60 s.
 func (d *demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.CalendarWatch) bool) (*v1alpha1.CalendarWatch, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		w := &v1alpha1.CalendarWatch{}
-		if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, w); err != nil {
-			return nil, err
-		}
-		if ok(w) {
-			return w, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("CalendarWatch %s: no %s after 60s; conditions: %+v", calendarWatch, what, w.Status.Conditions)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
+	w, err := waitObject(ctx, d.c, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, 60*time.Second, ok)
+	if err != nil {
+		return nil, fmt.Errorf("CalendarWatch %s: no %s: %w; conditions: %+v", calendarWatch, what, err, w.Status.Conditions)
 	}
+	return w, nil
 }
 
 // waitEvent waits for an Event of the sample CalendarWatch with this
 // reason whose note mentions text.
 func (d *demo) waitEvent(ctx context.Context, reason, text string) (*eventsv1.Event, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var found *eventsv1.Event
+	err := poll(ctx, 30*time.Second, func() (bool, error) {
 		var list eventsv1.EventList
 		if err := d.c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-			return nil, err
+			return false, err
 		}
 		for i := range list.Items {
 			ev := &list.Items[i]
 			if ev.Regarding.Kind == "CalendarWatch" && ev.Regarding.Name == calendarWatch && ev.Reason == reason && strings.Contains(ev.Note, text) {
-				return ev, nil
+				found = ev
+				return true, nil
 			}
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no %s Event mentioning %s after 30s", reason, text)
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return nil, err
-		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no %s Event mentioning %s: %w", reason, text, err)
 	}
+	return found, nil
 }
 
 func relatedKind(ev *eventsv1.Event) string {

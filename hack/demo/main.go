@@ -52,8 +52,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
+	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 const namespace = "demo"
@@ -80,6 +82,7 @@ type demo struct {
 	env      *envtest.Environment
 	procs    []*local.Process
 	c        client.Client
+	s3       *testenv.S3
 }
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
@@ -140,9 +143,23 @@ func (d *demo) run(ctx context.Context) error {
 		upstreams = append(upstreams, "--upstream", f)
 	}
 
+	step("starting a real S3 server (versitygw, posix backend) on loopback")
+	if d.s3, err = testenv.StartS3(); err != nil {
+		return err
+	}
+	if err := d.uploadBlobs(ctx); err != nil {
+		return fmt.Errorf("versitygw: %w", err)
+	}
+	fmt.Printf("    %s, bucket %q\n", d.s3.Endpoint, linkBucket)
+	// The last --upstream of a name wins: S3 is versitygw, not the sandbox.
+	upstreams = append(upstreams, "--upstream", "s3="+d.s3.Endpoint)
+	if err := d.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: linkNamespace}}); err != nil {
+		return err
+	}
+
 	step("starting the manager")
 	mgrArgs := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
-		"--public-url", webhookURL}, upstreams...)
+		"--public-url", webhookURL, "--link-namespace", linkNamespace}, upstreams...)
 	if err := d.start("manager", mgrArgs...); err != nil {
 		return err
 	}
@@ -152,7 +169,7 @@ func (d *demo) run(ctx context.Context) error {
 
 	step("starting the webhook server on %s", webhookURL)
 	whArgs := append([]string{"--kubeconfig", kcPath, "--bind-address", ports[1], "--public-url", webhookURL,
-		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5]}, upstreams...)
+		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5], "--link-namespace", linkNamespace}, upstreams...)
 	if err := d.start("webhook", whArgs...); err != nil {
 		return err
 	}
@@ -204,6 +221,10 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 
+	if err := d.receive(ctx); err != nil {
+		return err
+	}
+
 	step("kubectl get switchboard -A")
 	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "get", "switchboard", "-A").CombinedOutput()
 	fmt.Print(string(out))
@@ -250,6 +271,11 @@ func (d *demo) start(name string, args ...string) error {
 func (d *demo) cleanup() {
 	for i := len(d.procs) - 1; i >= 0; i-- {
 		d.procs[i].Stop()
+	}
+	if d.s3 != nil {
+		if err := d.s3.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop versitygw:", err)
+		}
 	}
 	if d.env != nil {
 		if err := d.env.Stop(); err != nil {
@@ -308,7 +334,7 @@ func (d *demo) secrets(ctx context.Context, googleRefresh string) error {
 		"notion-webhook":   {"token": "demo-webhook-token-0123456789abcdef"},
 		"google-client":    {"client_id": "demo-client", "client_secret": "demo-secret"},
 		"google-token":     {"refresh_token": googleRefresh},
-		"blob-credentials": {"access_key_id": "demo", "secret_access_key": "demo-secret-key"},
+		"blob-credentials": {blob.KeyAccessKeyID: d.s3.Credentials.AccessKeyID, blob.KeySecretAccessKey: d.s3.Credentials.SecretAccessKey},
 		"sheet-ingest":     {"token": "demo-ingest-token-0123456789abcdef"},
 	}
 	names := make([]string, 0, len(secrets))
@@ -561,4 +587,39 @@ func (d *demo) connectLink(ctx context.Context, webhookURL, target, name string)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// poll calls f every 100ms until it answers true or fails, or timeout
+// passes.
+func poll(ctx context.Context, timeout time.Duration, f func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		done, err := f()
+		if err != nil || done {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// waitObject reads the object at key until ok says yes; an object not
+// there yet is waited for. The last object read is returned with an error
+// too, for its status.
+func waitObject[T any, PT interface {
+	*T
+	client.Object
+}](ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, ok func(PT) bool) (PT, error) {
+	obj := PT(new(T))
+	err := poll(ctx, timeout, func() (bool, error) {
+		if err := c.Get(ctx, key, obj); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return ok(obj), nil
+	})
+	return obj, err
 }

@@ -349,22 +349,11 @@ func serialTime(v string, loc *time.Location) string {
 
 // waitConnection polls the demo's SheetConnection until ok, for 60 s.
 func (d *demo) waitConnection(ctx context.Context, what string, ok func(*v1alpha1.SheetConnection) bool) (*v1alpha1.SheetConnection, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c := &v1alpha1.SheetConnection{}
-		if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: sheetConnection}, c); err != nil {
-			return nil, err
-		}
-		if ok(c) {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("SheetConnection %s: not %s after 60s; phase %q, conditions: %+v", sheetConnection, what, c.Status.Phase, c.Status.Conditions)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
+	c, err := waitObject(ctx, d.c, client.ObjectKey{Namespace: namespace, Name: sheetConnection}, 60*time.Second, ok)
+	if err != nil {
+		return nil, fmt.Errorf("SheetConnection %s: not %s: %w; phase %q, conditions: %+v", sheetConnection, what, err, c.Status.Phase, c.Status.Conditions)
 	}
+	return c, nil
 }
 
 func ptrValue(p *int64) int64 {
