@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +34,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
@@ -466,13 +469,35 @@ func TestTheSweepCleansWhatACrashLeftBehind(t *testing.T) {
 	f.reconcile(t, overdue)
 	f.clock.Step(2 * time.Hour)
 
-	sw := &receivelink.Sweeper{Client: env.Client, APIReader: env.Client, Reconciler: f.r, Namespace: f.opns, Clock: f.clock, Batch: 1}
-	res, err := sw.Sweep(context.Background())
+	reg := prometheus.NewRegistry()
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, prefix+" "+args) }, funcr.Options{})
+	sw := &receivelink.Sweeper{Client: env.Client, APIReader: env.Client, Reconciler: f.r, Namespace: f.opns, Clock: f.clock, Batch: 1, Registerer: reg}
+	res, err := sw.Sweep(log.IntoContext(context.Background(), logger))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Deleted != 1 || res.MissingMeta != 1 || res.Errors != 0 || res.Overdue < 1 {
 		t.Fatalf("sweep = %+v, want deleted 1, missingMeta 1, overdue ≥ 1 (other tests' links may be overdue too), errors 0", res)
+	}
+	// The counts are metrics, and the sweep's one log line.
+	metrics, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range metrics {
+		for _, m := range mf.GetMetric() {
+			if mf.GetName() == "switchboard_receivelink_sweep_total" {
+				got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["deleted"] != 1 || got["missing_meta"] != 1 || got["errors"] != 0 || got["overdue"] != float64(res.Overdue) {
+		t.Errorf("sweep metrics %v, want deleted 1, missing_meta 1, errors 0, overdue %d", got, res.Overdue)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `"msg"="sweep done"`) || !strings.Contains(lines[0], `"missingMeta"=1`) || strings.Contains(lines[0], short) {
+		t.Errorf("the sweep logged %q, want one line with its counts and no token", lines)
 	}
 	if f.exists(t, orphanBlob) {
 		t.Error("the orphan's blob is still in versitygw")
