@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,7 +60,9 @@ type Webhook struct {
 	// Discord sign-in.
 	Links  *webhook.Links
 	SignIn *webhook.SignIn
-	srv    *httptest.Server
+	// Registerer, when set before Serve, receives the server's metrics.
+	Registerer prometheus.Registerer
+	srv        *httptest.Server
 }
 
 // NewWebhook listens on loopback; Serve starts it on the manager's cache
@@ -70,7 +74,7 @@ func NewWebhook() *Webhook {
 
 // Serve builds the webhook server on mgr's client and starts it.
 func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Client, log logr.Logger) error {
-	hook, err := webhook.NewServer(webhook.Options{Log: log},
+	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer},
 		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 			PublicURL: w.URL, StateNamespace: "default", Links: w.Links, SignIn: w.SignIn},
 		webhook.Registered()...)

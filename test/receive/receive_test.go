@@ -22,17 +22,21 @@ package receive_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +44,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -63,7 +68,31 @@ var (
 	// hookNow is the webhook's clock: the real one until a test sets it.
 	hookNow atomic.Pointer[clocktesting.FakeClock]
 	opns    = "switchboard-system"
+	// logs holds every line the manager, the webhook server and its
+	// auditor log; metrics gathers the webhook's and the sweep's metrics
+	// (the controllers' are in controller-runtime's registry): the token
+	// scan reads them.
+	logs    = &logLines{}
+	metrics = prometheus.NewRegistry()
 )
+
+// logLines is a logr sink's output, safe for concurrent writers.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(prefix, args string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, prefix+" "+args)
+}
+
+func (l *logLines) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
 
 const bucket = "user-prize"
 
@@ -103,7 +132,8 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		hookMgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		logger := funcr.New(logs.add, funcr.Options{Verbosity: 5})
+		hookMgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
 		if err != nil {
 			return nil, err
 		}
@@ -118,22 +148,23 @@ func TestMain(m *testing.M) {
 		hookURL = hook.URL
 		keys := types.NamespacedName{Namespace: opns, Name: "link-keys"}
 		audit := &webhook.Auditor{Client: hookMgr.GetClient(), Reader: hookMgr.GetAPIReader(),
-			Recorder: hookMgr.GetEventRecorder("switchboard-webhook"), Interval: 50 * time.Millisecond, Log: logr.Discard()}
+			Recorder: hookMgr.GetEventRecorder("switchboard-webhook"), Interval: 50 * time.Millisecond, Log: logger}
 		hook.Links = &webhook.Links{Namespace: opns, Cache: hookMgr.GetCache(), Blobs: bc, Secrets: hookMgr.GetAPIReader(),
 			DefaultKeys: keys, Audit: audit, Clock: webhookClock{}}
 		hook.SignIn = &webhook.SignIn{Sessions: &session.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient(), Namespace: opns,
 			Engine:    &oauth.Engine{Store: &oauth.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient()}, Out: out},
 			ClientKey: types.NamespacedName{Namespace: opns, Name: "discord-client"}}}
-		if err := hook.Serve(hookMgr, set, out, logr.Discard()); err != nil {
+		hook.Registerer = metrics
+		if err := hook.Serve(hookMgr, set, out, logger); err != nil {
 			return nil, err
 		}
 		stopHook := testenv.StartManager(hookMgr)
 
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
 		if err != nil {
 			return nil, err
 		}
-		if err := controller.SetupLinks(mgr, controller.LinksDeps{Out: out, Namespace: opns, DefaultKeys: keys, PublicURL: hookURL}); err != nil {
+		if err := controller.SetupLinks(mgr, controller.LinksDeps{Out: out, Namespace: opns, DefaultKeys: keys, PublicURL: hookURL, Registerer: metrics}); err != nil {
 			return nil, err
 		}
 		stopMgr := testenv.StartManager(mgr)
@@ -358,5 +389,96 @@ func TestADiscordRestrictedLinkNeedsThatUserSignedIn(t *testing.T) {
 	}
 	if _, body := get(t, http.DefaultClient, final.Header.Get("Location")); body != "alice's prize" {
 		t.Fatalf("alice downloaded %q", body)
+	}
+}
+
+// TestNoTokenInStatusEventsLogsOrMetrics resolves a link, lets a tampered
+// one be logged, and then looks for every secret of the link — the short
+// token, the long token, the share URL, the download URL's signature, the
+// storage key — in its status, every Event, every log line and every
+// metric of the manager and the webhook.
+func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
+	ns, _ := env.Namespace("rcv")
+	l, short := share(t, ns, "scan", "scanned bytes", nil)
+	c := noRedirects(t)
+	resp := resolveWhenCached(t, c, short)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	var obj, shareSec, creds corev1.Secret
+	ctx := context.Background()
+	for key, into := range map[types.NamespacedName]*corev1.Secret{
+		{Namespace: opns, Name: linktoken.ObjectName(short)}:         &obj,
+		{Namespace: ns, Name: l.Status.ShareSecretName}:              &shareSec,
+		{Namespace: ns, Name: l.Spec.Blob.CredentialsSecretRef.Name}: &creds,
+	} {
+		if err := env.Client.Get(ctx, key, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secrets := map[string]string{
+		"short token":        short,
+		"long token":         string(obj.Data[linktoken.DataLongToken]),
+		"share URL":          string(shareSec.Data[linktoken.ShareURL]),
+		"download signature": loc.Query().Get("X-Amz-Signature"),
+		"storage secret key": string(creds.Data[blob.KeySecretAccessKey]),
+	}
+	for what, v := range secrets {
+		if len(v) < 10 {
+			t.Fatalf("the %s is %q: the scan would prove nothing", what, v)
+		}
+	}
+	// A link whose long token does not open is logged (without it).
+	_, badShort := share(t, ns, "scan-tampered", "bytes", nil)
+	resolveWhenCached(t, c, badShort)
+	var bad corev1.Secret
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: opns, Name: linktoken.ObjectName(badShort)}, &bad); err != nil {
+		t.Fatal(err)
+	}
+	secrets["tampered long token"] = string(bad.Data[linktoken.DataLongToken]) + "x"
+	bad.Data[linktoken.DataLongToken] = []byte(secrets["tampered long token"])
+	if err := env.Client.Update(ctx, &bad); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the tampered link is logged and the resolve counted", func() bool {
+		r, _ := get(t, c, hookURL+"/r/"+badShort)
+		var now v1alpha1.ReceiveLink
+		return r.StatusCode == http.StatusNotFound && strings.Contains(logs.text(), "does not open") &&
+			env.Client.Get(ctx, client.ObjectKeyFromObject(l), &now) == nil && now.Status.ResolveCount >= 1
+	})
+
+	var now v1alpha1.ReceiveLink
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(l), &now); err != nil {
+		t.Fatal(err)
+	}
+	statusJSON, _ := json.Marshal(now.Status)
+	var evs eventsv1.EventList
+	if err := env.Client.List(ctx, &evs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	eventsJSON, _ := json.Marshal(evs.Items)
+	var exposition strings.Builder
+	for _, g := range []prometheus.Gatherer{metrics, ctrlmetrics.Registry} {
+		families, err := g.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range families {
+			if _, err := expfmt.MetricFamilyToText(&exposition, mf); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": logs.text(), "metrics": exposition.String()}
+	for where, text := range places {
+		if len(text) < 100 {
+			t.Fatalf("%s hold %d bytes: the scan would prove nothing", where, len(text))
+		}
+		for what, v := range secrets {
+			if strings.Contains(text, v) {
+				t.Errorf("the %s is in the %s", what, where)
+			}
+		}
+	}
+	if !strings.Contains(exposition.String(), `switchboard_webhook_requests_total{`) {
+		t.Errorf("the webhook's metrics were not gathered")
 	}
 }
