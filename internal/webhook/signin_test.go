@@ -408,6 +408,32 @@ func TestDiscordSignIn(t *testing.T) {
 		}
 	})
 
+	t.Run("a sixth sign-in of one user ends the oldest session", func(t *testing.T) {
+		var sids []string
+		for range 6 {
+			w.clk.Step(time.Second) // sessions are ordered by when they were made
+			sids = append(sids, signIn(t, "Ab3dE5gH9k"))
+		}
+		var list corev1.SecretList
+		if err := w.env.Client.List(ctx, &list, client.InNamespace(w.ns), client.MatchingLabels{session.UserLabel: nellyID}); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != 5 {
+			t.Fatalf("%d sessions of one user, want 5", len(list.Items))
+		}
+		if _, ok := w.sessionSecret(t, sids[0]); ok {
+			t.Fatal("the oldest of the six sessions is still there")
+		}
+		for _, sid := range sids[1:] {
+			if me := w.whoami(t, sid); me.status != http.StatusOK {
+				t.Fatalf("a newer session answered %d", me.status)
+			}
+		}
+		if me := w.whoami(t, sids[0]); me.status != http.StatusUnauthorized {
+			t.Fatalf("the ended session answered %d", me.status)
+		}
+	})
+
 	t.Run("no session id, code, state, verifier or token in any log line", func(t *testing.T) {
 		logs := w.logs.text()
 		if len(secrets) < 10 || logs == "" {
