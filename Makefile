@@ -6,6 +6,11 @@ SETUP_ENVTEST_VERSION ?= v0.25.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # versitygw is the real S3 server (posix backend) tests and the demo run.
 VERSITYGW_VERSION ?= v1.8.0
+# Helm renders and lints the chart in tests; ko and crane build the images
+# without a Docker engine (make images).
+HELM_VERSION ?= v3.22.0
+KO_VERSION ?= v0.19.1
+CRANE_VERSION ?= v0.21.7
 
 # The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
 # modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
@@ -17,9 +22,15 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 SETUP_ENVTEST ?= $(LOCALBIN)/setup-envtest
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 VERSITYGW ?= $(LOCALBIN)/versitygw
+HELM ?= $(LOCALBIN)/helm
+KO ?= $(LOCALBIN)/ko
+CRANE ?= $(LOCALBIN)/crane
+# The images' tarballs (make images).
+IMAGES_DIR ?= $(shell pwd)/dist/images
 
 GO_TEST_FLAGS ?= -race -count=1 -v
-export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION
+# The chart tests (test/chart) run $(HELM).
+export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION HELM
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -60,17 +71,24 @@ lint: golangci-lint ## Run golangci-lint.
 envtest: setup-envtest ## Obtain kube-apiserver and etcd for tests (cached in the user's cache directory).
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh >/dev/null
 
+.PHONY: chart
+chart: manifests ## Copy the CRDs and RBAC rules into charts/switchboard and regenerate its values table.
+	go run ./hack/chartgen
+
 .PHONY: test
-test: manifests generate vet envtest versitygw ## Run all tests against a real kube-apiserver and etcd.
+test: manifests generate vet envtest versitygw helm ## Run all tests against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail if generated files are out of date or Go files are not gofmt-ed.
+verify: manifests generate chart ## Fail if generated files (API, config, chart) are out of date or Go files are not gofmt-ed.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "not gofmt-ed: $$unformatted"; exit 1; fi
 	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
 		git status --porcelain -- api config; git diff --stat -- api config; \
 		echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- charts)" ]; then \
+		git status --porcelain -- charts; git diff --stat -- charts; \
+		echo "the chart is stale: run 'make chart' and commit"; exit 1; fi
 
 ##@ Build
 
@@ -91,6 +109,12 @@ demo: manifests build envtest versitygw ## Run the whole system locally: control
 .PHONY: bench
 bench: manifests build envtest versitygw ## Benchmarks: SlideStock vs a bare-client baseline (ratio, writes, RSS); Notion webhook throughput and latency; PaperSync drain vs a bare client, writes per sync, 500 vs 5,000.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
+
+# images builds OCI image tarballs of the manager and the webhook with no
+# Docker engine and no registry: see hack/images.sh.
+.PHONY: images
+images: ko crane | $(LOCALBIN) ## Build OCI image tarballs of the manager and webhook into dist/images (no Docker needed).
+	KO=$(KO) CRANE=$(CRANE) OUT=$(IMAGES_DIR) ./hack/images.sh
 
 ##@ Dependencies
 
@@ -117,6 +141,19 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 .PHONY: versitygw
 versitygw: | $(LOCALBIN) ## Install versitygw (the S3 server of tests and the demo) into ./bin.
 	@path=$$(./hack/tool.sh versitygw github.com/versity/versitygw/cmd/versitygw $(VERSITYGW_VERSION)) && ln -sf "$$path" $(VERSITYGW)
+
+# helm, ko and crane are built once into the user's cache, like versitygw.
+.PHONY: helm
+helm: | $(LOCALBIN) ## Install helm (renders and lints the chart in tests) into ./bin.
+	@path=$$(./hack/tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)) && ln -sf "$$path" $(HELM)
+
+.PHONY: ko
+ko: | $(LOCALBIN) ## Install ko (builds the images) into ./bin.
+	@path=$$(./hack/tool.sh ko github.com/google/ko $(KO_VERSION)) && ln -sf "$$path" $(KO)
+
+.PHONY: crane
+crane: | $(LOCALBIN) ## Install crane (the images' base, local registry and checks) into ./bin.
+	@path=$$(./hack/tool.sh crane github.com/google/go-containerregistry/cmd/crane $(CRANE_VERSION)) && ln -sf "$$path" $(CRANE)
 
 # go-install-tool installs a pinned tool as bin/<name>-<version> and links
 # bin/<name> to it, so that bumping a version reinstalls.
