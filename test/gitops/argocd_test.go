@@ -241,3 +241,56 @@ func TestArgoCDHealthOfHandWrittenStatuses(t *testing.T) {
 		t.Fatalf("a suspended object is %s, want Suspended whatever its status says", got)
 	}
 }
+
+// TestGitOpsDocExamplesParse keeps the Flux examples of docs/gitops.md
+// well-formed: every YAML block is one or more objects with an apiVersion
+// and a kind, the HelmRelease's chart path is this repository's chart,
+// and the users' Kustomization waits.
+func TestGitOpsDocExamplesParse(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "gitops.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, m := range fencedYAML.FindAllSubmatch(doc, -1) {
+		for _, part := range strings.Split(string(m[1]), "\n---\n") {
+			var obj map[string]any
+			if err := yaml.Unmarshal([]byte(part), &obj); err != nil {
+				t.Fatalf("a YAML block of docs/gitops.md does not parse: %v\n%s", err, part)
+			}
+			if _, ok := obj["apiVersion"]; !ok {
+				// A fragment shown for one field (healthChecks).
+				if _, ok := obj["healthChecks"]; !ok {
+					t.Fatalf("a YAML block has no apiVersion:\n%s", part)
+				}
+				continue
+			}
+			u := &unstructured.Unstructured{Object: obj}
+			kinds[u.GetKind()]++
+			switch u.GetKind() {
+			case "HelmRelease":
+				if chart, found, _ := unstructured.NestedString(obj, "spec", "chart", "spec", "chart"); found {
+					if _, err := os.Stat(filepath.Join(root, chart, "Chart.yaml")); err != nil {
+						t.Errorf("the HelmRelease's chart %s is not this repository's chart: %v", chart, err)
+					}
+				}
+			case "Kustomization":
+				if wait, _, _ := unstructured.NestedBool(obj, "spec", "wait"); !wait {
+					t.Error("the Kustomization example does not set wait: true")
+				}
+				if timeout, _, _ := unstructured.NestedString(obj, "spec", "timeout"); timeout == "" {
+					t.Error("the Kustomization example sets no timeout")
+				}
+			}
+		}
+	}
+	for _, kind := range []string{"ConfigMap", "GitRepository", "OCIRepository", "HelmRelease", "Kustomization"} {
+		if kinds[kind] == 0 {
+			t.Errorf("docs/gitops.md shows no %s", kind)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -143,6 +144,15 @@ func TestSamplesUnderGitOps(t *testing.T) {
 		}
 		expect(t, got, "retrying", status.InProgressStatus, "Progressing")
 		box.ClearFault(sandbox.SpeakerDeckOEmbed)
+		// Ask for the fetch now rather than at the next backoff step, as a
+		// person would once the provider is back.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := fetch(t, u)
+			cur.SetAnnotations(map[string]string{v1alpha1.RequestedAtAnnotation: time.Now().Format(time.RFC3339Nano)})
+			return env.Client.Update(ctx, cur)
+		}); err != nil {
+			t.Fatal(err)
+		}
 		expect(t, waitFor(t, u, status.CurrentStatus), "retried", status.CurrentStatus, "Healthy")
 	})
 
