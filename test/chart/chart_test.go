@@ -1,0 +1,399 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chart
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// A value set of the matrix, with what the rendered chart must show.
+type valueSet struct {
+	values map[string]any
+	// replicas of the manager and the webhook the values ask for.
+	managerReplicas, webhookReplicas int
+	// tag every image must carry ("" = the chart's appVersion).
+	tag string
+}
+
+var tlsIngress = map[string]any{
+	"enabled": true, "className": "nginx", "host": "hooks.example.com",
+	"tls": []any{map[string]any{"secretName": "hooks-tls"}},
+}
+
+// matrix is every value set linted, rendered, dry-run applied and checked.
+var matrix = map[string]valueSet{
+	"the defaults": {managerReplicas: 1, webhookReplicas: 2},
+	"the Ingress on, with TLS": {
+		values:          map[string]any{"webhook.ingress": tlsIngress},
+		managerReplicas: 1, webhookReplicas: 2,
+	},
+	"the ServiceMonitor and PrometheusRule on": {
+		values:          map[string]any{"serviceMonitor.enabled": true, "serviceMonitor.interval": "30s", "prometheusRule.enabled": true},
+		managerReplicas: 1, webhookReplicas: 2,
+	},
+	"the ServiceMonitor off and the PrometheusRule off": {
+		values:          map[string]any{"serviceMonitor.enabled": false, "prometheusRule.enabled": false},
+		managerReplicas: 1, webhookReplicas: 2,
+	},
+	"the NetworkPolicy on, with an upstream on its own port": {
+		values: map[string]any{
+			"networkPolicy.enabled":            true,
+			"networkPolicy.apiServer.cidrs":    []any{"10.0.0.1/32"},
+			"networkPolicy.metricsFrom":        []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}},
+			"upstreams":                        map[string]any{"s3": "http://minio.storage:9000", "notion": "https://api.notion.com"},
+			"webhook.s3PublicEndpoint":         "https://files.example.com",
+			"webhook.discordClientSecret":      "switchboard-system/discord",
+			"webhook.trustForwardedFor":        true,
+			"manager.leaderElection.namespace": "",
+		},
+		managerReplicas: 1, webhookReplicas: 2,
+	},
+	"one replica of each": {
+		values:          map[string]any{"manager.replicas": 1, "webhook.replicas": 1},
+		managerReplicas: 1, webhookReplicas: 1,
+	},
+	"three replicas of each, spread over nodes": {
+		values: map[string]any{
+			"manager.replicas": 3, "webhook.replicas": 3,
+			"webhook.topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"}},
+			"manager.topologySpreadConstraints": []any{map[string]any{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}},
+		},
+		managerReplicas: 3, webhookReplicas: 3,
+	},
+	"the CRDs off": {
+		values:          map[string]any{"crds.enabled": false},
+		managerReplicas: 1, webhookReplicas: 2,
+	},
+	"everything on, at a pinned version": {
+		values: map[string]any{
+			"image.repository": "registry.example.com/switchboard", "image.tag": "1.2.3",
+			"webhook.ingress": tlsIngress, "serviceMonitor.enabled": true, "prometheusRule.enabled": true,
+			"networkPolicy.enabled": true, "manager.replicas": 2, "crds.keep": false,
+			"log.level": "debug", "imagePullSecrets": []any{map[string]any{"name": "pull"}},
+		},
+		managerReplicas: 2, webhookReplicas: 2, tag: "1.2.3",
+	},
+}
+
+func TestEveryValueSetLintsRendersAndIsAcceptedByTheAPIServer(t *testing.T) {
+	_, chartDir := paths(t)
+	appVersion := chartAppVersion(t, chartDir)
+	for name, set := range matrix {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out, err := helm(t, append([]string{"lint", "--strict", chartDir}, setArgs(set.values)...)...)
+			if err != nil {
+				t.Fatalf("helm lint --strict: %v\n%s", err, out)
+			}
+			ns, err := env.Namespace("chart")
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs := render(t, ns, set.values)
+			dryRunApply(t, objs)
+
+			tag := set.tag
+			if tag == "" {
+				tag = appVersion
+			}
+			checkPods(t, objs, tag)
+			checkServiceAccounts(t, objs)
+			checkPDBs(t, objs, set.managerReplicas, set.webhookReplicas)
+			checkCRDs(t, objs, set.values)
+			checkRBAC(t, objs)
+			checkOptional(t, objs, set.values)
+		})
+	}
+}
+
+func chartAppVersion(t *testing.T, chartDir string) string {
+	raw, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml")) //nolint:gosec // the chart under test
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(raw, &c); err != nil || c.AppVersion == "" {
+		t.Fatalf("Chart.yaml has no appVersion (%v)", err)
+	}
+	return c.AppVersion
+}
+
+// checkPods: both Deployments, every container locked down, tagged
+// images, probes on the probe port.
+func checkPods(t *testing.T, objs []*unstructured.Unstructured, tag string) {
+	deps := ofKind(objs, "Deployment")
+	if len(deps) != 2 {
+		t.Fatalf("%d Deployments rendered, want the manager and the webhook", len(deps))
+	}
+	for _, u := range deps {
+		d := typed[appsv1.Deployment](t, u)
+		pod := d.Spec.Template.Spec
+		psc := pod.SecurityContext
+		if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+			t.Errorf("%s: pod securityContext.runAsNonRoot is not true", d.Name)
+		}
+		if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("%s: pod seccompProfile is not RuntimeDefault", d.Name)
+		}
+		if pod.AutomountServiceAccountToken == nil || !*pod.AutomountServiceAccountToken {
+			t.Errorf("%s: the pod does not mount its token, but it talks to the API server", d.Name)
+		}
+		for _, c := range slices.Concat(pod.InitContainers, pod.Containers) {
+			sc := c.SecurityContext
+			switch {
+			case sc == nil:
+				t.Errorf("%s/%s: no securityContext", d.Name, c.Name)
+				continue
+			case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+				t.Errorf("%s/%s: allowPrivilegeEscalation is not false", d.Name, c.Name)
+			case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+				t.Errorf("%s/%s: readOnlyRootFilesystem is not true", d.Name, c.Name)
+			case sc.Capabilities == nil || !reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
+				t.Errorf("%s/%s: capabilities are %+v, want drop [ALL] and nothing added", d.Name, c.Name, sc.Capabilities)
+			case sc.Privileged != nil && *sc.Privileged:
+				t.Errorf("%s/%s: privileged", d.Name, c.Name)
+			}
+			if strings.HasSuffix(c.Image, ":latest") || !strings.HasSuffix(c.Image, ":"+tag) {
+				t.Errorf("%s/%s: image %s, want the tag %s", d.Name, c.Name, c.Image, tag)
+			}
+			for probe, want := range map[*corev1.Probe]string{c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
+				if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != want || probe.HTTPGet.Port.String() != "probes" {
+					t.Errorf("%s/%s: no %s probe on the probes port", d.Name, c.Name, want)
+				}
+			}
+			if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+				t.Errorf("%s/%s: no memory request and limit", d.Name, c.Name)
+			}
+		}
+	}
+}
+
+// checkServiceAccounts: no token is mounted through the accounts; the pods
+// that need one opt in.
+func checkServiceAccounts(t *testing.T, objs []*unstructured.Unstructured) {
+	sas := ofKind(objs, "ServiceAccount")
+	if len(sas) != 2 {
+		t.Errorf("%d ServiceAccounts rendered, want 2", len(sas))
+	}
+	for _, u := range sas {
+		sa := typed[corev1.ServiceAccount](t, u)
+		if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+			t.Errorf("ServiceAccount %s mounts its token into every pod using it", sa.Name)
+		}
+	}
+}
+
+// checkPDBs: a PodDisruptionBudget exactly for the components with more
+// than one replica.
+func checkPDBs(t *testing.T, objs []*unstructured.Unstructured, manager, webhook int) {
+	got := map[string]bool{}
+	for _, u := range ofKind(objs, "PodDisruptionBudget") {
+		pdb := typed[policyv1.PodDisruptionBudget](t, u)
+		got[pdb.Spec.Selector.MatchLabels["app.kubernetes.io/component"]] = true
+	}
+	for component, replicas := range map[string]int{"manager": manager, "webhook": webhook} {
+		if got[component] != (replicas > 1) {
+			t.Errorf("%s with %d replicas: PodDisruptionBudget rendered = %v, want %v", component, replicas, got[component], replicas > 1)
+		}
+	}
+}
+
+// checkCRDs: every CRD of config/crd/bases while crds.enabled, kept on
+// uninstall while crds.keep.
+func checkCRDs(t *testing.T, objs []*unstructured.Unstructured, values map[string]any) {
+	root, _ := paths(t)
+	bases, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(bases) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases (%v)", err)
+	}
+	crds := ofKind(objs, "CustomResourceDefinition")
+	want := len(bases)
+	if values["crds.enabled"] == false {
+		want = 0
+	}
+	if len(crds) != want {
+		t.Fatalf("%d CRDs rendered, want %d", len(crds), want)
+	}
+	keep := values["crds.keep"] != false
+	for _, c := range crds {
+		if got := c.GetAnnotations()["helm.sh/resource-policy"] == "keep"; got != keep {
+			t.Errorf("CRD %s: helm.sh/resource-policy keep = %v, want %v", c.GetName(), got, keep)
+		}
+	}
+}
+
+// checkRBAC: the chart grants exactly what config/rbac grants.
+func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
+	root, _ := paths(t)
+	for _, r := range []struct{ kind, name, file string }{
+		{"ClusterRole", "sb-switchboard-manager", "role.yaml"},
+		{"ClusterRole", "sb-switchboard-webhook", "webhook_role.yaml"},
+		{"Role", "sb-switchboard-leader-election", "leader_election_role.yaml"},
+	} {
+		want := rulesIn(t, filepath.Join(root, "config", "rbac", r.file), r.kind)
+		got := typed[rbacv1.ClusterRole](t, named(t, objs, r.kind, r.name)).Rules
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s differs from config/rbac/%s (run make chart):\n got %+v\nwant %+v", r.kind, r.name, r.file, got, want)
+		}
+	}
+}
+
+func rulesIn(t *testing.T, file, kind string) []rbacv1.PolicyRule {
+	raw, err := os.ReadFile(file) //nolint:gosec // a file of this repository
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range decode(t, string(raw)) {
+		if u.GetKind() == kind {
+			return typed[rbacv1.ClusterRole](t, u).Rules
+		}
+	}
+	t.Fatalf("%s has no %s", file, kind)
+	return nil
+}
+
+// checkOptional: the Ingress, ServiceMonitor, PrometheusRule and
+// NetworkPolicies appear exactly when asked for, and say what they should.
+func checkOptional(t *testing.T, objs []*unstructured.Unstructured, values map[string]any) {
+	count := func(kind string) int { return len(ofKind(objs, kind)) }
+	ingress := values["webhook.ingress"] != nil
+	if (count("Ingress") == 1) != ingress {
+		t.Errorf("%d Ingresses rendered, ingress on = %v", count("Ingress"), ingress)
+	}
+	if ingress {
+		ing := typed[networkingv1.Ingress](t, ofKind(objs, "Ingress")[0])
+		if len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "hooks-tls" || !slices.Equal(ing.Spec.TLS[0].Hosts, []string{"hooks.example.com"}) {
+			t.Errorf("Ingress TLS is %+v, want hooks-tls for hooks.example.com", ing.Spec.TLS)
+		}
+		for _, name := range []string{"sb-switchboard-manager", "sb-switchboard-webhook"} {
+			if !slices.Contains(args(t, objs, name), "--public-url=https://hooks.example.com") {
+				t.Errorf("%s: no --public-url from the Ingress host", name)
+			}
+		}
+	}
+	monitor := values["serviceMonitor.enabled"] == true
+	if (count("ServiceMonitor") == 1) != monitor {
+		t.Errorf("%d ServiceMonitors rendered, serviceMonitor.enabled = %v", count("ServiceMonitor"), monitor)
+	}
+	wantServices := 1
+	if monitor {
+		wantServices = 3 // the webhook's, and one metrics Service per component
+	}
+	if count("Service") != wantServices {
+		t.Errorf("%d Services rendered, want %d", count("Service"), wantServices)
+	}
+	if (count("PrometheusRule") == 1) != (values["prometheusRule.enabled"] == true) {
+		t.Errorf("%d PrometheusRules rendered, prometheusRule.enabled = %v", count("PrometheusRule"), values["prometheusRule.enabled"])
+	}
+	if values["networkPolicy.enabled"] == true {
+		checkNetworkPolicies(t, objs, values)
+	} else if count("NetworkPolicy") != 0 {
+		t.Errorf("%d NetworkPolicies rendered, none asked for", count("NetworkPolicy"))
+	}
+	if ups, ok := values["upstreams"].(map[string]any); ok {
+		for _, name := range []string{"sb-switchboard-manager", "sb-switchboard-webhook"} {
+			for up, url := range ups {
+				if !slices.Contains(args(t, objs, name), fmt.Sprintf("--upstream=%s=%s", up, url)) {
+					t.Errorf("%s: no --upstream=%s=%s among %v", name, up, url, args(t, objs, name))
+				}
+			}
+		}
+	}
+}
+
+type port struct {
+	proto corev1.Protocol
+	num   int
+}
+
+func checkNetworkPolicies(t *testing.T, objs []*unstructured.Unstructured, values map[string]any) {
+	np := map[string]*networkingv1.NetworkPolicy{}
+	for _, u := range ofKind(objs, "NetworkPolicy") {
+		p := typed[networkingv1.NetworkPolicy](t, u)
+		np[p.Spec.PodSelector.MatchLabels["app.kubernetes.io/component"]] = p
+	}
+	if len(np) != 2 || np["manager"] == nil || np["webhook"] == nil {
+		t.Fatalf("NetworkPolicies for %v, want the manager and the webhook", slices.Collect(func(yield func(string) bool) {
+			for k := range np {
+				if !yield(k) {
+					return
+				}
+			}
+		}))
+	}
+	ingressPorts := func(p *networkingv1.NetworkPolicy) (open, restricted []port) {
+		for _, r := range p.Spec.Ingress {
+			for _, pp := range r.Ports {
+				if len(r.From) == 0 {
+					open = append(open, port{*pp.Protocol, pp.Port.IntValue()})
+				} else {
+					restricted = append(restricted, port{*pp.Protocol, pp.Port.IntValue()})
+				}
+			}
+		}
+		return open, restricted
+	}
+	_, metricsFrom := values["networkPolicy.metricsFrom"]
+	for component, wantOpen := range map[string][]port{"webhook": {{corev1.ProtocolTCP, 9443}}, "manager": nil} {
+		open, restricted := ingressPorts(np[component])
+		if !slices.Equal(open, wantOpen) {
+			t.Errorf("%s NetworkPolicy lets anyone reach %v, want %v", component, open, wantOpen)
+		}
+		var wantRestricted []port
+		if metricsFrom {
+			wantRestricted = []port{{corev1.ProtocolTCP, 8080}}
+		}
+		if !slices.Equal(restricted, wantRestricted) {
+			t.Errorf("%s NetworkPolicy lets chosen peers reach %v, want %v", component, restricted, wantRestricted)
+		}
+		var egress []port
+		for _, r := range np[component].Spec.Egress {
+			for _, pp := range r.Ports {
+				egress = append(egress, port{*pp.Protocol, pp.Port.IntValue()})
+			}
+		}
+		want := []port{{corev1.ProtocolUDP, 53}, {corev1.ProtocolTCP, 53}, {corev1.ProtocolTCP, 443}, {corev1.ProtocolTCP, 6443}, {corev1.ProtocolTCP, 443}}
+		if _, ok := values["upstreams"]; ok {
+			want = append(want, port{corev1.ProtocolTCP, 9000}) // http://minio.storage:9000
+		}
+		if !slices.Equal(egress, want) {
+			t.Errorf("%s NetworkPolicy egress ports %v, want DNS, the API server and the upstreams: %v", component, egress, want)
+		}
+	}
+}
+
+// args are the container arguments of a Deployment.
+func args(t *testing.T, objs []*unstructured.Unstructured, deployment string) []string {
+	d := typed[appsv1.Deployment](t, named(t, objs, "Deployment", deployment))
+	return d.Spec.Template.Spec.Containers[0].Args
+}
