@@ -18,8 +18,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -28,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/slides"
@@ -41,27 +38,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.Main(m, &env) }
-
-// sample reads config/samples/switchboard_v1alpha1_<kind>.yaml.
-func sample(t *testing.T, kind string) *unstructured.Unstructured {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "config", "samples", "switchboard_v1alpha1_"+strings.ToLower(kind)+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	if u.GetKind() != kind {
-		t.Fatalf("sample for %s has kind %q", kind, u.GetKind())
-	}
-	return u
-}
 
 func namespace(t *testing.T) string {
 	t.Helper()
@@ -94,7 +70,7 @@ type invalidCase struct {
 // create applies edits to the kind's sample and creates it.
 func create(t *testing.T, ns, kind string, edits ...func(map[string]any)) (*unstructured.Unstructured, error) {
 	t.Helper()
-	u := sample(t, kind)
+	u := testenv.Sample(t, kind)
 	u.SetNamespace(ns)
 	for _, edit := range edits {
 		edit(u.Object)

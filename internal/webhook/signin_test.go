@@ -31,7 +31,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,25 +58,7 @@ type signInWorld struct {
 	discord  *sandbox.Discord
 	clk      *clocktesting.FakeClock
 	hook, ns string
-	logs     *lines
-}
-
-// lines is the server's log, one formatted line per entry.
-type lines struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (l *lines) add(prefix, args string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, prefix+" "+args)
-}
-
-func (l *lines) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.all, "\n")
+	logs     *testenv.Logs
 }
 
 // claimRoutes play the share-link route: /test/claim/{short} starts a
@@ -108,7 +89,7 @@ func startSignInWorld(t *testing.T) *signInWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	w := &signInWorld{env: env, discord: sandbox.NewDiscord(), clk: clocktesting.NewFakeClock(time.Now()), logs: &lines{}}
+	w := &signInWorld{env: env, discord: sandbox.NewDiscord(), clk: clocktesting.NewFakeClock(time.Now()), logs: &testenv.Logs{}}
 	w.discord.AddClient("1234567890", "discord-secret")
 	w.discord.SetConsentUser(sandbox.DiscordUser{ID: nellyID, Username: "nelly", Avatar: "8342729096ea3675442027381ff50dfe"})
 	w.box = sandbox.New(w.discord)
@@ -131,7 +112,7 @@ func startSignInWorld(t *testing.T) *signInWorld {
 	sessions := &session.Store{Reader: env.Client, Writer: env.Client, Namespace: w.ns, Engine: engine,
 		Provider: oauth.Discord.WithScopes("identify"), ClientKey: clientKey, Clock: w.clk}
 	// Every line at every verbosity, to look for secrets in.
-	log := funcr.New(w.logs.add, funcr.Options{Verbosity: 10})
+	log := w.logs.Logger()
 	var families []webhook.Family
 	for _, f := range webhook.Registered() {
 		if f.Name == "signin" {
@@ -435,7 +416,7 @@ func TestDiscordSignIn(t *testing.T) {
 	})
 
 	t.Run("no session id, code, state, verifier or token in any log line", func(t *testing.T) {
-		logs := w.logs.text()
+		logs := w.logs.Text()
 		if len(secrets) < 10 || logs == "" {
 			t.Fatalf("%d secrets collected, %d bytes of log: the scan would prove nothing", len(secrets), len(logs))
 		}

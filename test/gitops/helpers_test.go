@@ -19,7 +19,6 @@ package gitops_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,7 +33,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
@@ -114,24 +112,10 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// sample reads config/samples/switchboard_v1alpha1_<kind>.yaml into ns.
+// sample reads kind's sample into ns.
 func sample(t *testing.T, ns, kind string) *unstructured.Unstructured {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "config", "samples", "switchboard_v1alpha1_"+strings.ToLower(kind)+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(b, &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	if u.GetKind() != kind {
-		t.Fatalf("the %s sample holds a %s", kind, u.GetKind())
-	}
+	u := testenv.Sample(t, kind)
 	u.SetNamespace(ns)
 	return u
 }

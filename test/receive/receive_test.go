@@ -29,12 +29,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
@@ -72,27 +70,9 @@ var (
 	// auditor log; metrics gathers the webhook's and the sweep's metrics
 	// (the controllers' are in controller-runtime's registry): the token
 	// scan reads them.
-	logs    = &logLines{}
+	logs    = &testenv.Logs{}
 	metrics = prometheus.NewRegistry()
 )
-
-// logLines is a logr sink's output, safe for concurrent writers.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) add(prefix, args string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, prefix+" "+args)
-}
-
-func (l *logLines) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
 
 const bucket = "user-prize"
 
@@ -132,7 +112,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		logger := funcr.New(logs.add, funcr.Options{Verbosity: 5})
+		logger := logs.Logger()
 		hookMgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
 		if err != nil {
 			return nil, err
@@ -441,7 +421,7 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 	testenv.Eventually(t, "the tampered link is logged and the resolve counted", func() bool {
 		r, _ := get(t, c, hookURL+"/r/"+badShort)
 		var now v1alpha1.ReceiveLink
-		return r.StatusCode == http.StatusNotFound && strings.Contains(logs.text(), "does not open") &&
+		return r.StatusCode == http.StatusNotFound && strings.Contains(logs.Text(), "does not open") &&
 			env.Client.Get(ctx, client.ObjectKeyFromObject(l), &now) == nil && now.Status.ResolveCount >= 1
 	})
 
@@ -467,7 +447,7 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 			}
 		}
 	}
-	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": logs.text(), "metrics": exposition.String()}
+	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": logs.Text(), "metrics": exposition.String()}
 	for where, text := range places {
 		if len(text) < 100 {
 			t.Fatalf("%s hold %d bytes: the scan would prove nothing", where, len(text))
