@@ -18,8 +18,11 @@ package chart
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -147,5 +150,34 @@ func TestInstallUpgradeUninstallKeepsTheCRDsAndUsersResources(t *testing.T) {
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(stock), stock); err != nil {
 		t.Errorf("after helm uninstall the user's SlideStock: %v, want it kept", err)
+	}
+}
+
+// TestHelmTemplateAppliesWithKubectlDryRun is the issue's acceptance
+// command as a user types it: helm template piped to
+// `kubectl apply --dry-run=server`.
+func TestHelmTemplateAppliesWithKubectlDryRun(t *testing.T) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Fatal("kubectl not found: the README's quick start needs it")
+	}
+	_, chartDir := paths(t)
+	ns, err := env.Namespace("kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := helm(t, "template", "switchboard", chartDir, "--namespace", ns)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, manifests)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig(t), "apply", "--dry-run=server", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifests)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+	}
+	if got := strings.Count(string(out), "(server dry run)"); got != len(decode(t, manifests)) {
+		t.Errorf("kubectl applied %d objects, helm rendered %d:\n%s", got, len(decode(t, manifests)), out)
 	}
 }
