@@ -128,8 +128,17 @@ func crdTemplate(crd, name string) (string, error) {
 		return "", errors.New("metadata does not start with annotations (controller-gen's layout)")
 	}
 	out = append(out, "  annotations:", `    {{- include "switchboard.crdAnnotations" . | nindent 4 }}`)
+	// controller-gen's own annotations follow, indented under the key;
+	// the labels go after them.
+	i := 1
+	for ; i < len(rest) && strings.HasPrefix(rest[i], "    "); i++ {
+		out = append(out, rest[i])
+	}
+	if i < len(rest) && strings.HasPrefix(rest[i], "  labels:") {
+		return "", errors.New("metadata already has labels")
+	}
 	out = append(out, "  labels:", `    {{- include "switchboard.labels" . | nindent 4 }}`)
-	out = append(out, rest[1:]...)
+	out = append(out, rest[i:]...)
 	body := strings.TrimRight(strings.Join(out, "\n"), "\n")
 	return fmt.Sprintf("{{- /* %s */}}\n{{- if .Values.crds.enabled }}\n%s\n{{- end }}\n",
 		fmt.Sprintf(generatedNotice, "config/crd/bases/"+name), body), nil

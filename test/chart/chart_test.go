@@ -245,7 +245,16 @@ func checkCRDs(t *testing.T, objs []*unstructured.Unstructured, values map[strin
 		t.Fatalf("%d CRDs rendered, want %d", len(crds), want)
 	}
 	keep := values["crds.keep"] != false
+	specs := map[string]any{}
+	for _, f := range bases {
+		for _, u := range decode(t, readFile(t, f)) {
+			specs[u.GetName()] = u.Object["spec"]
+		}
+	}
 	for _, c := range crds {
+		if !reflect.DeepEqual(c.Object["spec"], specs[c.GetName()]) {
+			t.Errorf("CRD %s differs from config/crd/bases (run make chart)", c.GetName())
+		}
 		if got := c.GetAnnotations()["helm.sh/resource-policy"] == "keep"; got != keep {
 			t.Errorf("CRD %s: helm.sh/resource-policy keep = %v, want %v", c.GetName(), got, keep)
 		}

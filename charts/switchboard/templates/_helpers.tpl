@@ -132,7 +132,7 @@ the user gave none: (dict "ctx" $ "component" "webhook" "constraints" list).
 
 {{/* Annotations of every CRD. */}}
 {{- define "switchboard.crdAnnotations" -}}
-{{- if .Values.crds.keep }}
+{{- if .Values.crds.keep -}}
 helm.sh/resource-policy: keep
 {{- end }}
 {{- end }}
