@@ -314,6 +314,7 @@ type CalendarWatch struct {
 
 	// +required
 	Spec CalendarWatchSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status CalendarWatchStatus `json:"status,omitempty"`
 }

@@ -120,7 +120,10 @@ type OAuthCredentials struct {
 type ReconcileStatus struct {
 	// ObservedGeneration is the metadata.generation the controller last
 	// reconciled to completion. Until it equals metadata.generation the
-	// conditions describe an older spec.
+	// conditions describe an older spec. It is -1 on a new object until the
+	// controller has written its first status, so that kstatus (Flux,
+	// kubectl wait) reads the object as in progress rather than done.
+	// +kubebuilder:default=-1
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 

@@ -198,6 +198,7 @@ type NotionIntegration struct {
 
 	// +required
 	Spec NotionIntegrationSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status NotionIntegrationStatus `json:"status,omitempty"`
 }

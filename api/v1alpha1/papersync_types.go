@@ -103,6 +103,7 @@ type PaperSync struct {
 
 	// +required
 	Spec PaperSyncSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status PaperSyncStatus `json:"status,omitempty"`
 }

@@ -198,6 +198,7 @@ type ReceiveLink struct {
 
 	// +required
 	Spec ReceiveLinkSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status ReceiveLinkStatus `json:"status,omitempty"`
 }

@@ -227,6 +227,7 @@ type SheetConnection struct {
 
 	// +required
 	Spec SheetConnectionSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status SheetConnectionStatus `json:"status,omitempty"`
 }

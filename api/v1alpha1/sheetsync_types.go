@@ -158,6 +158,7 @@ type SheetSync struct {
 
 	// +required
 	Spec SheetSyncSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status SheetSyncStatus `json:"status,omitempty"`
 }

@@ -150,6 +150,7 @@ type SlideStock struct {
 
 	// +required
 	Spec SlideStockSpec `json:"spec"`
+	// +kubebuilder:default={}
 	// +optional
 	Status SlideStockStatus `json:"status,omitempty"`
 }

@@ -56,10 +56,13 @@ func TestSamplesUnderGitOps(t *testing.T) {
 			if err := env.Client.Create(ctx, u); err != nil {
 				t.Fatalf("apply the %s sample: %v", kind, err)
 			}
-			// The create's answer has no status: Argo CD waits, kstatus
-			// (which assumes Current for an object without conditions)
-			// is kept honest by waitFor's Ready=True.
-			expect(t, u, "created", status.CurrentStatus, "Progressing")
+			// The create's answer holds the API server's default
+			// status, observedGeneration -1: both read it as in
+			// progress, before the controller has looked.
+			if og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); og != -1 {
+				t.Fatalf("a new %s has status.observedGeneration %d, want the default -1", kind, og)
+			}
+			expect(t, u, "created", status.InProgressStatus, "Progressing")
 			objs[kind] = u
 		}
 		for _, kind := range []string{"SlideStock", "NotionIntegration", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"} {
@@ -77,7 +80,7 @@ func TestSamplesUnderGitOps(t *testing.T) {
 		if err := env.Client.Create(ctx, ps); err != nil {
 			t.Fatalf("apply the PaperSync sample: %v", err)
 		}
-		expect(t, ps, "created", status.CurrentStatus, "Progressing")
+		expect(t, ps, "created", status.InProgressStatus, "Progressing")
 		objs["PaperSync"] = waitFor(t, ps, status.CurrentStatus)
 		expect(t, objs["PaperSync"], "sample", status.CurrentStatus, "Healthy")
 	})
@@ -271,9 +274,9 @@ func TestSamplesUnderGitOps(t *testing.T) {
 }
 
 // TestKstatusCallsAnObjectWithoutStatusCurrent records the kstatus rule
-// docs/gitops.md warns about: an object no controller has written yet has
-// no conditions, and kstatus then assumes Current. Argo CD's check says
-// Progressing for it.
+// the CRDs' status default works around: an object with no status at all
+// (as a client that strips defaults would show it) has no conditions, and
+// kstatus then assumes Current. Argo CD's check says Progressing for it.
 func TestKstatusCallsAnObjectWithoutStatusCurrent(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "switchboard.dev/v1alpha1", "kind": "SlideStock",
 		"metadata": map[string]any{"name": "deck", "generation": int64(1), "creationTimestamp": metav1.Now().UTC().Format(time.RFC3339)},
