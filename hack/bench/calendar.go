@@ -499,44 +499,6 @@ func benchPush(ctx context.Context, c client.Client, rig *calendarRig, names []s
 	msg.Store(1000)
 	var touch atomic.Int64
 
-	// run sends count requests from `clients` goroutines; do reports
-	// accepted, or an error.
-	run := func(clients int, do func(i int) (bool, error)) (float64, []time.Duration, int, error) {
-		var next atomic.Int64
-		var mu sync.Mutex
-		lat := make([]time.Duration, 0, o.pushes)
-		refused := 0
-		var first error
-		var wg sync.WaitGroup
-		began := time.Now()
-		for range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1)) - 1; i < o.pushes; i = int(next.Add(1)) - 1 {
-					t0 := time.Now()
-					ok, err := do(i)
-					d := time.Since(t0)
-					mu.Lock()
-					switch {
-					case err != nil:
-						if first == nil {
-							first = err
-						}
-					case ok:
-						lat = append(lat, d)
-					default:
-						refused++
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		elapsed := time.Since(began)
-		sortDurations(lat)
-		return float64(len(lat)) / elapsed.Seconds(), lat, refused, first
-	}
 	bare := func(i int) (bool, error) {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{benchTouch: strconv.FormatInt(touch.Add(1), 10)}}})
 		err := c.Patch(ctx, &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Name: names[i%len(names)], Namespace: benchNS}}, client.RawPatch(types.MergePatchType, patch))
@@ -581,11 +543,11 @@ func benchPush(ctx context.Context, c client.Client, rig *calendarRig, names []s
 		if !lastPush.IsZero() {
 			catchUp = append(catchUp, time.Since(lastPush).Round(100*time.Millisecond).String())
 		}
-		baseRate, baseLat, _, err := run(clients, bare)
+		baseRate, baseLat, _, err := drive(clients, o.pushes, bare)
 		if err != nil {
 			return err
 		}
-		rate, lat, refused, err := run(clients, push)
+		rate, lat, refused, err := drive(clients, o.pushes, push)
 		if err != nil {
 			return err
 		}
@@ -853,33 +815,4 @@ func (q queueStats) since(before queueStats) (items float64, wait, work time.Dur
 		work = time.Duration((q.workSum - before.workSum) / items * float64(time.Second))
 	}
 	return items, wait, work
-}
-
-func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
-
-// pctD is the p-th percentile of sorted durations (nearest rank).
-func pctD(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := max((len(sorted)*p+99)/100, 1)
-	return sorted[i-1]
-}
-
-func pctMs(sorted []time.Duration, p int) string {
-	if len(sorted) == 0 {
-		return "-"
-	}
-	d := pctD(sorted, p)
-	if d >= 10*time.Millisecond || d <= -10*time.Millisecond {
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(100 * time.Microsecond).String()
-}
-
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }

@@ -31,7 +31,9 @@ limitations under the License.
 // calendar.go measures CalendarWatch renewal lateness, cancellation →
 // appointment deleted, and the Google push route's throughput; sheets.go
 // (-suite sheets) the Sheets ingest route against bare SheetSync creates,
-// the values.append calls and the drain of 1,000 sessions into the sheet.
+// the values.append calls and the drain of 1,000 sessions into the sheet;
+// receive.go (-suite receive) the share-link resolve route against a bare
+// cached Get, and 10,000 links expiring in one minute on versitygw.
 //
 //	go run ./hack/bench --bin bin --n 1000 --m 10000
 //	go run ./hack/bench -suite calendar -cal-watches 200
@@ -50,6 +52,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,7 +77,7 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
-	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets or all.")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets, receive or all.")
 	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
@@ -81,8 +86,15 @@ func main() {
 	calPushes := flag.Int("cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
 	calCancels := flag.Int("cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
 	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 60 ms per watch).")
+	linkResolves := flag.Int("link-resolves", 2000, "Share-link resolves per client count (and as many baseline cached Gets).")
+	links := flag.Int("links", 100, "ReceiveLinks the resolves are spread over.")
+	linkExpiries := flag.Int("link-expiries", 10000, "ReceiveLinks expiring within -link-window, their blobs on versitygw.")
+	linkWindow := flag.Duration("link-window", time.Minute, "The window the -link-expiries links expire in.")
+	linkBudget := flag.Duration("link-budget", 0, "Time the manager gets to mint every expiring link before the first expires (0: 60 s + 50 ms per link).")
 	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route by -creators clients (and as many baseline SheetSync creates).")
 	flag.Parse()
+	// The in-process managers log nothing: the figures are the output.
+	ctrl.SetLogger(logr.Discard())
 	var syncSizes []int
 	for _, f := range strings.Split(*sizes, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
@@ -100,13 +112,19 @@ func main() {
 		return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget})
 	}
 	sheets := func(cfg *rest.Config) error { return benchSheets(cfg, *sheetSessions, *creators) }
-	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync, calendar, sheets); err != nil {
+	if *linkBudget <= 0 {
+		*linkBudget = time.Minute + time.Duration(*linkExpiries)*50*time.Millisecond
+	}
+	receive := func(cfg *rest.Config) error {
+		return benchReceive(cfg, receiveOptions{resolves: *linkResolves, links: *links, expiries: *linkExpiries, budget: *linkBudget, window: *linkWindow})
+	}
+	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync, calendar, sheets, receive); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, m, creators int, suite string, requests, pages int, papersync, calendar, sheets func(*rest.Config) error) error {
+func run(bin string, n, m, creators int, suite string, requests, pages int, papersync, calendar, sheets, receive func(*rest.Config) error) error {
 	ctx := context.Background()
 	scheme := setup.Scheme()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("config", "crd", "bases")}, ErrorIfCRDPathMissing: true, Scheme: scheme}
@@ -130,6 +148,8 @@ func run(bin string, n, m, creators int, suite string, requests, pages int, pape
 		return calendar(cfg)
 	case "sheets":
 		return sheets(cfg)
+	case "receive":
+		return receive(cfg)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -222,7 +242,10 @@ func run(bin string, n, m, creators int, suite string, requests, pages int, pape
 		if err := calendar(cfg); err != nil {
 			return err
 		}
-		return sheets(cfg)
+		if err := sheets(cfg); err != nil {
+			return err
+		}
+		return receive(cfg)
 	}
 	return nil
 }

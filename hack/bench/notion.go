@@ -24,8 +24,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -100,50 +98,28 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		}
 		e2e = append(e2e, time.Since(t0))
 	}
-	sort.Slice(e2e, func(i, j int) bool { return e2e[i] < e2e[j] })
+	sortDurations(e2e)
 	var sum time.Duration
 	for _, d := range e2e {
 		sum += d
 	}
 	fmt.Printf("event → page filled (%d events, one at a time, instant sandbox, arXiv pacing off): mean %s, p50 %s, p95 %s (seed: ≤ 2 s on average)\n",
-		pages, (sum / time.Duration(len(e2e))).Round(100*time.Microsecond), pct(e2e, 50), pct(e2e, 95))
+		pages, (sum / time.Duration(len(e2e))).Round(100*time.Microsecond), pctMs(e2e, 50), pctMs(e2e, 95))
 	fmt.Printf("\nNotion webhook: %d events per client count, each a new page (one PaperSync created per event), loopback, real API server\n", requests)
 	fmt.Printf("%-8s %12s %10s %10s %10s\n", "clients", "accepted/s", "p50", "p95", "p99")
 	var seq atomic.Int64
 	for _, clients := range []int{1, 16, 64} {
-		lat := make([]time.Duration, 0, requests)
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		var sent atomic.Int64
-		began := time.Now()
-		failures := 0
-		for range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for sent.Add(1) <= int64(requests) {
-					page := fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1))
-					body, _ := json.Marshal(map[string]string{"workspace_id": ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
-					t0 := time.Now()
-					resp, err := httpc.Post(url, "application/json", bytes.NewReader(body))
-					d := time.Since(t0)
-					mu.Lock()
-					if err != nil || resp.StatusCode != http.StatusAccepted {
-						failures++
-					} else {
-						lat = append(lat, d)
-					}
-					mu.Unlock()
-					if err == nil {
-						_ = resp.Body.Close()
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		elapsed := time.Since(began)
-		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-		fmt.Printf("%-8d %12.0f %10s %10s %10s", clients, float64(len(lat))/elapsed.Seconds(), pct(lat, 50), pct(lat, 95), pct(lat, 99))
+		rate, lat, failures, _ := drive(clients, requests, func(int) (bool, error) {
+			page := fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1))
+			body, _ := json.Marshal(map[string]string{"workspace_id": ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
+			resp, err := httpc.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				return false, nil // counted as not accepted
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode == http.StatusAccepted, nil
+		})
+		fmt.Printf("%-8d %12.0f %10s %10s %10s", clients, rate, pctMs(lat, 50), pctMs(lat, 95), pctMs(lat, 99))
 		if failures > 0 {
 			fmt.Printf("   (%d not accepted)", failures)
 		}
@@ -152,15 +128,4 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 
 	fmt.Fprintln(os.Stderr)
 	return nil
-}
-
-func pct(sorted []time.Duration, p int) string {
-	if len(sorted) == 0 {
-		return "-"
-	}
-	i := (len(sorted)*p + 99) / 100
-	if i < 1 {
-		i = 1
-	}
-	return sorted[i-1].Round(10 * time.Microsecond).String()
 }

@@ -269,11 +269,11 @@ func benchSheets(cfg *rest.Config, n, clients int) error {
 	baseRate := float64(n) / baseTime.Seconds()
 	fmt.Printf("%-58s %10s %12s %10s %10s %10s\n", "", "time", "per second", "p50", "p95", "p99")
 	fmt.Printf("%-58s %10s %12.0f %10s %10s %10s\n", fmt.Sprintf("baseline: bare client, %d SheetSync creates, %d goroutines", n, clients),
-		baseTime.Round(time.Millisecond), baseRate, pct(baseLat, 50), pct(baseLat, 95), pct(baseLat, 99))
+		baseTime.Round(time.Millisecond), baseRate, pctMs(baseLat, 50), pctMs(baseLat, 95), pctMs(baseLat, 99))
 	fmt.Printf("%-58s %10s %12.0f %10s %10s %10s\n", fmt.Sprintf("ingest route: %d sessions accepted (202), %d clients", n, clients),
-		posted.Round(time.Millisecond), ingestRate, pct(sorted, 50), pct(sorted, 95), pct(sorted, 99))
+		posted.Round(time.Millisecond), ingestRate, pctMs(sorted, 50), pctMs(sorted, 95), pctMs(sorted, 99))
 	fmt.Printf("ratio ingest/baseline: accepted per second %.2f, p99 latency %.2f\n",
-		ingestRate/baseRate, float64(p(sorted, 99))/float64(p(baseLat, 99)))
+		ingestRate/baseRate, ratio(pctD(sorted, 99), pctD(baseLat, 99)))
 	fmt.Printf("values.append calls the sandbox counted: %d (%.1f sessions per append; pacing 1 append/s per connection, at most %d rows each)\n",
 		appends, float64(n)/float64(max(appends, 1)), 500)
 	fmt.Printf("all %d Succeeded %s after the first post (%s after the last); %d Failed\n",
@@ -368,13 +368,4 @@ func sheetsConnect(ctx context.Context, c client.Client, rig *sheetsRig) (*v1alp
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// p is the p-th percentile of sorted latencies.
-func p(sorted []time.Duration, pc int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*pc + 99) / 100
-	return sorted[max(i, 1)-1]
 }

@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// drive sends count requests from `clients` goroutines; do reports whether
+// request i was accepted, or an error (the first one is returned). It
+// answers the accepted requests per second, their latencies (sorted) and
+// how many were not accepted.
+func drive(clients, count int, do func(i int) (bool, error)) (perSecond float64, lat []time.Duration, refused int, err error) {
+	var next atomic.Int64
+	var mu sync.Mutex
+	lat = make([]time.Duration, 0, count)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < count; i = int(next.Add(1)) - 1 {
+				t0 := time.Now()
+				ok, e := do(i)
+				d := time.Since(t0)
+				mu.Lock()
+				switch {
+				case e != nil:
+					if err == nil {
+						err = e
+					}
+				case ok:
+					lat = append(lat, d)
+				default:
+					refused++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	sortDurations(lat)
+	return float64(len(lat)) / elapsed.Seconds(), lat, refused, err
+}
+
+func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
+
+// pctD is the p-th percentile of sorted durations (nearest rank).
+func pctD(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := max((len(sorted)*p+99)/100, 1)
+	return sorted[i-1]
+}
+
+func pctMs(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	d := pctD(sorted, p)
+	switch a := max(d, -d); {
+	case a >= 10*time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	case a >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	// A cached read takes microseconds: keep them.
+	return d.Round(time.Microsecond).String()
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
