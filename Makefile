@@ -103,7 +103,7 @@ run: manifests generate ## Run the manager against the cluster in ~/.kube/config
 	go run ./cmd/manager
 
 .PHONY: demo
-demo: manifests build envtest versitygw ## Run the whole system locally: control plane, sandbox, manager, webhook, samples (KEEP=1 keeps it running).
+demo: manifests build envtest versitygw helm ## Run the whole system locally: control plane, sandbox, manager, webhook, samples (KEEP=1 keeps it running).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
 
 .PHONY: bench

@@ -245,6 +245,11 @@ func (d *demo) run(ctx context.Context) error {
 		return errors.New("kubectl explain shows no field description")
 	}
 
+	step("helm template charts/switchboard | kubectl apply --dry-run=server -f -")
+	if err := d.chartDryRun(ctx, kcPath); err != nil {
+		return err
+	}
+
 	fmt.Printf("\nUse the demo cluster with:\n  export KUBECONFIG=%s\n  kubectl get switchboard -A\n  kubectl explain slidestock.spec\n", kcPath)
 	fmt.Printf("Sandbox: %s (calls: %s/_sandbox/calls)   Webhook: %s   Logs: %s/*.log\n", sandboxURL, sandboxURL, webhookURL, d.dir)
 	if os.Getenv("KEEP") == "1" {
@@ -622,4 +627,23 @@ func waitObject[T any, PT interface {
 		return ok(obj), nil
 	})
 	return obj, err
+}
+
+// chartDryRun renders the Helm chart with its default values and has this
+// control plane validate every object (server-side dry run): the chart a
+// platform team installs is accepted by a real API server.
+func (d *demo) chartDryRun(ctx context.Context, kubeconfig string) error {
+	rendered, err := exec.CommandContext(ctx, filepath.Join(d.bin, "helm"), "template", "switchboard", filepath.Join("charts", "switchboard"),
+		"--namespace", "switchboard-system").Output()
+	if err != nil {
+		return fmt.Errorf("helm template (run 'make helm'): %w", err)
+	}
+	apply := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "apply", "--dry-run=server", "-f", "-")
+	apply.Stdin = bytes.NewReader(rendered)
+	out, err := apply.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl apply --dry-run=server: %w\n%s", err, out)
+	}
+	fmt.Printf("    %d objects accepted (server dry run)\n", strings.Count(string(out), "(server dry run)"))
+	return nil
 }
