@@ -247,6 +247,26 @@ func TestJitterStaysWithinItsBand(t *testing.T) {
 	}
 }
 
+func TestJitterLaterIsNeverEarlyAndAtMostASecondLate(t *testing.T) {
+	for _, d := range []time.Duration{500 * time.Millisecond, time.Minute, 14 * 24 * time.Hour} {
+		spread := min(time.Duration(float64(d)*DefaultJitter), MaxDeadlineSpread)
+		lo, hi := 2*d, time.Duration(0)
+		for range 200 {
+			got := JitterLater(d, DefaultJitter)
+			lo, hi = min(lo, got), max(hi, got)
+			if got < d || got > d+spread {
+				t.Fatalf("JitterLater(%s) = %s, want within [%s, %s]", d, got, d, d+spread)
+			}
+		}
+		if lo == hi {
+			t.Fatalf("JitterLater(%s): 200 delays all %s: no spread", d, lo)
+		}
+	}
+	if got := JitterLater(0, DefaultJitter); got != 0 {
+		t.Fatalf("JitterLater(0) = %s", got)
+	}
+}
+
 func TestRetryAfterIsHonouredAndClamped(t *testing.T) {
 	for _, tc := range []struct {
 		retryAfter, want time.Duration

@@ -136,6 +136,22 @@ func ClampRetryAfter(d time.Duration) time.Duration {
 	return min(max(d, MinRetryAfter), MaxRetryAfter)
 }
 
+// MaxDeadlineSpread is the most a deadline asked for is put off by
+// JitterLater: objects that share a deadline are spread over this much,
+// and none is late by more.
+const MaxDeadlineSpread = time.Second
+
+// JitterLater is d put off by a random part of at most frac of d and at
+// most MaxDeadlineSpread, never earlier: for deadlines that are instants
+// (an expiry, a token's refresh time), where ±frac of a 14-day wait would
+// be more than a day early or late.
+func JitterLater(d time.Duration, frac float64) time.Duration {
+	if frac <= 0 || d <= 0 {
+		return d
+	}
+	return d + time.Duration(rand.Float64()*float64(min(time.Duration(float64(d)*frac), MaxDeadlineSpread))) //nolint:gosec // jitter needs no cryptographic randomness
+}
+
 // Jitter spreads d by ±frac.
 func Jitter(d time.Duration, frac float64) time.Duration {
 	if frac <= 0 || d <= 0 {

@@ -73,7 +73,8 @@ type Run struct {
 }
 
 // RequeueAt asks to be reconciled again at t; after a successful run the
-// runner requeues at the earliest deadline asked for, jittered.
+// runner requeues at the earliest deadline asked for, put off by at most
+// outbound.MaxDeadlineSpread and never early (outbound.JitterLater).
 func (r *Run) RequeueAt(t time.Time) { r.deadlines = append(r.deadlines, t) }
 
 // Next is how long until the earliest deadline asked for, if any.
@@ -162,7 +163,11 @@ func (r *Runner[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.R
 	}
 	r.failures.Delete(req.NamespacedName)
 	if d, ok := run.Next(); ok {
-		return ctrl.Result{RequeueAfter: max(outbound.Jitter(d, outbound.DefaultJitter), time.Second)}, nil
+		if d <= 0 {
+			// A deadline already past: look again soon, not in a loop.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		return ctrl.Result{RequeueAfter: outbound.JitterLater(d, outbound.DefaultJitter)}, nil
 	}
 	return ctrl.Result{}, nil
 }

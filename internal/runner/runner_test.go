@@ -107,7 +107,7 @@ func logged() (context.Context, *bytes.Buffer) {
 	return log.IntoContext(context.Background(), l.WithValues("slidestock", "ns/deck")), &buf
 }
 
-func TestPhasesRunInOrderAndTheNextDeadlineIsJittered(t *testing.T) {
+func TestPhasesRunInOrderAndTheNextDeadlineIsKeptToTheSecond(t *testing.T) {
 	key := newStock(t, false)
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	var pl phaseLog
@@ -127,8 +127,10 @@ func TestPhasesRunInOrderAndTheNextDeadlineIsJittered(t *testing.T) {
 	if strings.Join(pl.calls, ",") != "first,second" {
 		t.Fatalf("phases ran %v", pl.calls)
 	}
-	if res.RequeueAfter < 9*time.Minute || res.RequeueAfter > 11*time.Minute {
-		t.Fatalf("requeue after %v, want the earliest deadline (10m) ±10%%", res.RequeueAfter)
+	// Never early, and late by at most a second: a link expiring in 14
+	// days must not be cleaned up a day late (±10 % would allow it).
+	if res.RequeueAfter < 10*time.Minute || res.RequeueAfter > 10*time.Minute+outbound.MaxDeadlineSpread {
+		t.Fatalf("requeue after %v, want the earliest deadline (10m), put off by at most %s", res.RequeueAfter, outbound.MaxDeadlineSpread)
 	}
 	s := get(t, key)
 	if !status.IsTrue(s, v1alpha1.ReadyCondition) || s.Status.ObservedGeneration != s.Generation {
