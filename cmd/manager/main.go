@@ -68,6 +68,7 @@ func main() {
 	flag.StringVar(&links.Namespace, "link-namespace", podNamespace(), "Namespace of the ReceiveLink short-token objects (the webhook's --link-namespace); the default is the pod's namespace.")
 	flag.StringVar(&linkKeys, "link-key-secret", "switchboard-link-keys", "Secret in --link-namespace with the AES-256 keys that seal ReceiveLinks naming no encryptionKeySecretRef; created with one key when missing.")
 	flag.Float64Var(&links.DeleteRate, "blob-delete-rate", receivelink.DefaultDeleteRate, "Most S3 deletes per second of expired ReceiveLinks' blobs, across the manager.")
+	flag.IntVar(&links.Workers, "link-workers", receivelink.DefaultWorkers, "How many ReceiveLinks the manager reconciles at once.")
 	flag.DurationVar(&links.SweepInterval, "link-sweep-interval", receivelink.DefaultSweepInterval, "How often the ReceiveLink sweep looks for short-token objects whose link is gone and links past their expiry.")
 	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
 	zapOpts := zap.Options{}

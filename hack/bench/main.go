@@ -90,7 +90,8 @@ func main() {
 	links := flag.Int("links", 100, "ReceiveLinks the resolves are spread over.")
 	linkExpiries := flag.Int("link-expiries", 10000, "ReceiveLinks expiring within -link-window, their blobs on versitygw.")
 	linkWindow := flag.Duration("link-window", time.Minute, "The window the -link-expiries links expire in.")
-	linkBudget := flag.Duration("link-budget", 0, "Time the manager gets to mint every expiring link before the first expires (0: 60 s + 50 ms per link).")
+	linkBudget := flag.Duration("link-budget", 0, "Time the manager gets to mint every expiring link before the first expires (0: 60 s + 20 ms per link).")
+	linkWorkers := flag.Int("link-workers", 0, "The manager's --link-workers (0: its default).")
 	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route by -creators clients (and as many baseline SheetSync creates).")
 	flag.Parse()
 	// The in-process managers log nothing: the figures are the output.
@@ -113,10 +114,10 @@ func main() {
 	}
 	sheets := func(cfg *rest.Config) error { return benchSheets(cfg, *sheetSessions, *creators) }
 	if *linkBudget <= 0 {
-		*linkBudget = time.Minute + time.Duration(*linkExpiries)*50*time.Millisecond
+		*linkBudget = time.Minute + time.Duration(*linkExpiries)*20*time.Millisecond
 	}
 	receive := func(cfg *rest.Config) error {
-		return benchReceive(cfg, receiveOptions{resolves: *linkResolves, links: *links, expiries: *linkExpiries, budget: *linkBudget, window: *linkWindow})
+		return benchReceive(cfg, receiveOptions{resolves: *linkResolves, links: *links, expiries: *linkExpiries, budget: *linkBudget, window: *linkWindow, workers: *linkWorkers})
 	}
 	if err := run(*bin, *n, *m, *creators, *suite, *requests, *pages, papersync, calendar, sheets, receive); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

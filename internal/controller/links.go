@@ -42,6 +42,9 @@ type LinksDeps struct {
 	PublicURL string
 	// DeleteRate bounds S3 deletes per second.
 	DeleteRate float64
+	// Workers is how many links are reconciled at once (the
+	// Reconciler's default when 0).
+	Workers int
 	// SweepInterval is how often the sweep runs.
 	SweepInterval time.Duration
 	// Registerer receives the sweep's metrics.
@@ -60,7 +63,7 @@ func SetupLinks(mgr ctrl.Manager, d LinksDeps) error {
 	r := &receivelink.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Blobs: bc,
 		Recorder: mgr.GetEventRecorder("receivelink-controller"), Namespace: d.Namespace, DefaultKeys: d.DefaultKeys,
-		PublicURL: d.PublicURL, Deletes: rate.NewLimiter(rate.Limit(d.DeleteRate), max(int(d.DeleteRate/5), 1)),
+		PublicURL: d.PublicURL, Deletes: rate.NewLimiter(rate.Limit(d.DeleteRate), max(int(d.DeleteRate/5), 1)), Workers: d.Workers,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
