@@ -33,10 +33,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -131,22 +127,7 @@ func TestManagerRefusesLeaderElectionTimingsThatCannotWork(t *testing.T) {
 // kubeconfig writes env's administrator credentials for the binaries.
 func kubeconfig(t *testing.T) string {
 	t.Helper()
-	return kubeconfigFor(t, env.Config)
-}
-
-// kubeconfigFor writes c's credentials for the binaries.
-func kubeconfigFor(t *testing.T, c *rest.Config) string {
-	t.Helper()
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
-	cfg.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	cfg.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testenv.Kubeconfig(t, env.Config)
 }
 
 // freeAddrs returns n loopback addresses that were free a moment ago.

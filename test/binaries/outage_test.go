@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // TestAnAPIServerOutage is what the README's Configuration section says
@@ -43,7 +45,7 @@ func TestAnAPIServerOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := kubeconfigFor(t, cfg)
+	kc := testenv.Kubeconfig(t, cfg)
 	addrs := freeAddrs(t, 4)
 	mgr := start(t, "manager", "--kubeconfig", kc, "--metrics-bind-address", "0", "--health-probe-bind-address", addrs[3],
 		"--leader-elect", "--leader-election-namespace", ns,

@@ -19,7 +19,6 @@ package chart
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,27 +26,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// kubeconfig writes a kubeconfig for helm that reaches the test's API
-// server as its administrator.
-func kubeconfig(t *testing.T) string {
-	t.Helper()
-	c := env.Config
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["envtest"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CAData}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: c.CertData, ClientKeyData: c.KeyData, Token: c.BearerToken}
-	cfg.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	cfg.CurrentContext = "envtest"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
 
 // TestInstallUpgradeUninstallKeepsTheCRDsAndUsersResources runs the real
 // helm install, upgrade and uninstall against the API server (no kubelet:
@@ -61,7 +43,7 @@ func TestInstallUpgradeUninstallKeepsTheCRDsAndUsersResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := kubeconfig(t)
+	kc := testenv.Kubeconfig(t, env.Config)
 	helmIn := func(args ...string) {
 		t.Helper()
 		out, err := helm(t, append(args, "--kubeconfig", kc, "--namespace", ns)...)
@@ -171,7 +153,7 @@ func TestHelmTemplateAppliesWithKubectlDryRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig(t), "apply", "--dry-run=server", "-f", "-")
+	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", testenv.Kubeconfig(t, env.Config), "apply", "--dry-run=server", "-f", "-")
 	cmd.Stdin = strings.NewReader(manifests)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
