@@ -94,6 +94,10 @@ func (o Outcome) Err() error { return o.err }
 // Reason is the failure's condition reason, if any.
 func (o Outcome) Reason() string { return o.reason }
 
+// IsDone reports whether the outcome is Done: the object needs nothing
+// more.
+func (o Outcome) IsDone() bool { return o.kind == kindDone }
+
 // Kind names the outcome: continue, done, wait, retry, transient or stall
 // (for tests of phase logic and for logs).
 func (o Outcome) Kind() string {

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -308,5 +309,40 @@ func TestTheFinalizerIsReleasedOrGivenUpAfterABound(t *testing.T) {
 				t.Fatalf("requeue after %v, want a retry before the give-up", res.RequeueAfter)
 			}
 		})
+	}
+}
+
+func TestDeleteAfterWaitsOutTheRetentionAndDeletesOnlyThatObject(t *testing.T) {
+	ctx := context.Background()
+	key := newStock(t, false)
+	old := get(t, key)
+	done := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	out := runner.DeleteAfter(ctx, env.Client, old, done, time.Hour, done.Add(59*time.Minute))
+	if out.Kind() != "wait" || out.After() != time.Minute {
+		t.Fatalf("before the retention: %s after %s, want wait 1m", out.Kind(), out.After())
+	}
+	// A new object of the same name is not the one that finished.
+	if err := env.Client.Delete(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	newStockIn(t, key)
+	if out := runner.DeleteAfter(ctx, env.Client, old, done, time.Hour, done.Add(time.Hour)); out.IsDone() {
+		t.Fatal("DeleteAfter deleted the new object of the same name")
+	}
+	get(t, key)
+	if out := runner.DeleteAfter(ctx, env.Client, get(t, key), done, time.Hour, done.Add(time.Hour)); !out.IsDone() {
+		t.Fatalf("after the retention: %s (%v)", out.Kind(), out.Err())
+	}
+	if err := env.Client.Get(ctx, key, &v1alpha1.SlideStock{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the object is still there: %v", err)
+	}
+}
+
+func newStockIn(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace},
+		Spec: v1alpha1.SlideStockSpec{URL: "https://speakerdeck.com/jnunemaker/atom"}}
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -72,14 +72,11 @@ func (r *Reconciler) collect(ctx context.Context, obj *v1alpha1.PaperSync, run *
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.IntegrationRef.Name}, ni); err == nil {
 		retention = ni.Spec.SyncRetention.Duration
 	}
-	if left := done.Add(retention).Sub(run.Now); left > 0 {
-		return runner.Wait(left)
+	out := runner.DeleteAfter(ctx, r.Client, obj, done, retention, run.Now)
+	if out.IsDone() {
+		r.finished.Delete(obj.UID)
 	}
-	if err := r.Delete(ctx, obj, client.Preconditions{UID: &obj.UID}); client.IgnoreNotFound(err) != nil {
-		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("delete finished sync: %w", err))
-	}
-	r.finished.Delete(obj.UID)
-	return runner.Done()
+	return out
 }
 
 // waitFor shows why the sync cannot proceed; the integration's watch wakes
