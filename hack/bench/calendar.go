@@ -22,9 +22,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,16 +40,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 // calendarOptions size the CalendarWatch benchmark.
@@ -87,20 +80,15 @@ const (
 // controller in an in-process manager (default options: one worker), and
 // the webhook server's routes on a loopback listener.
 type calendarRig struct {
-	google  *sandbox.GoogleOAuth
-	cal     *sandbox.GoogleCalendar
-	box     *sandbox.Server
-	mgr     ctrl.Manager
-	hookURL string
-	// calls counts the manager's requests to the API server.
-	calls *apiCounter
+	*rig
+	google *sandbox.GoogleOAuth
+	cal    *sandbox.GoogleCalendar
 	// frozen, when not zero, is the sandbox calendar's clock (Unix ms).
 	frozen atomic.Int64
-	close  func()
 }
 
 func startCalendarRig(ctx context.Context, cfg *rest.Config) (*calendarRig, error) {
-	r := &calendarRig{google: sandbox.NewGoogleOAuth(), calls: &apiCounter{}}
+	r := &calendarRig{google: sandbox.NewGoogleOAuth()}
 	r.google.AddClient("bench-client", "bench-secret")
 	r.cal = sandbox.NewGoogleCalendar(r.google)
 	r.cal.PushRetryBase = 20 * time.Millisecond
@@ -113,55 +101,25 @@ func startCalendarRig(ctx context.Context, cfg *rest.Config) (*calendarRig, erro
 		}
 		return time.Now()
 	}
-	r.box = sandbox.New(r.google, r.cal)
-	sbx := httptest.NewServer(r.box)
-	r.close = func() { r.cal.Close(); sbx.Close() }
-	ups := sandbox.Upstreams(sbx.URL)
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		r.close()
+	var err error
+	if r.rig, err = newRig(ctx, cfg, sandbox.New(r.google, r.cal), &apiCounter{}); err != nil {
+		r.cal.Close()
 		return nil, err
 	}
-	counted := rest.CopyConfig(cfg)
-	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: r.calls} })
-	r.mgr, err = ctrl.NewManager(counted, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	stopRig := r.close
+	r.close = func() { r.cal.Close(); stopRig() }
+	cal, err := gcalendar.New(ctx, r.out)
 	if err == nil {
-		err = index.Register(ctx, r.mgr.GetFieldIndexer())
-	}
-	var ln net.Listener
-	if err == nil {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
-	}
-	if err != nil {
-		r.close()
-		return nil, err
-	}
-	r.hookURL = "http://" + ln.Addr().String()
-	cal, err := gcalendar.New(ctx, out)
-	if err == nil {
-		engine := &oauth.Engine{Store: &oauth.Store{Reader: r.mgr.GetAPIReader(), Writer: r.mgr.GetClient()}, Out: out}
 		err = (&calendarwatch.Reconciler{
-			Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
+			Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), OAuth: r.engine, Calendar: cal, Out: r.out,
 			Recorder: r.mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: r.hookURL,
 		}).SetupWithManager(r.mgr)
 	}
-	var hook *webhook.Server
-	if err == nil {
-		// RateLimit is zero: the per-client limit (100/s, burst 200 by
-		// default in the manager) is off, since every benchmark client
-		// shares 127.0.0.1.
-		hook, err = webhook.NewServer(webhook.Options{Log: logr.Discard()},
-			webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-				PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Registered()...)
-	}
 	if err != nil {
-		_ = ln.Close()
 		r.close()
 		return nil, err
 	}
-	go func() { _ = hook.Serve(ctx, ln) }()
-	go func() { _ = r.mgr.Start(ctx) }()
-	return r, nil
+	return r, r.start(ctx)
 }
 
 // renewDue is calendarwatch.renewAt (unexported), replicated: renewBefore

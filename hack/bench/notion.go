@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"sync/atomic"
@@ -31,8 +30,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 // benchNotion measures the Notion webhook: accepted events per second and
@@ -53,21 +50,7 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		return err
 	}
 	defer rig.close()
-	notionEmu, ws, mgr, ups, out := rig.notion, rig.ws, rig.mgr, rig.ups, rig.out
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	// The per-client limit is off: every benchmark client shares 127.0.0.1.
-	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
-		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-			PublicURL: "http://" + ln.Addr().String(), StateNamespace: "default"}, webhook.Registered()...)
-	if err != nil {
-		return err
-	}
-	go func() { _ = hook.Serve(ctx, ln) }()
-	base := "http://" + ln.Addr().String()
+	notionEmu, ws, base := rig.notion, rig.ws, rig.hookURL
 
 	// One connected integration.
 	ni, err := benchIntegration(ctx, c, "bench-notion", notionEmu, ws)

@@ -18,6 +18,8 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"net/http/httptest"
 
 	"github.com/go-logr/logr"
@@ -32,19 +34,82 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
-// notionRig is what the Notion benchmarks share: an instant sandbox
-// (Notion with one workspace, arXiv) and an in-process manager running the
-// Notion controllers against it, arXiv pacing off.
+// rig is what the in-process benchmarks share, wired as the end-to-end
+// tests wire it: an instant sandbox over HTTP, the outbound policy pointed
+// at it, a manager with default options (its requests to the API server
+// counted when calls is set), the one OAuth engine, and the webhook
+// server's routes on a loopback listener (hookURL). A benchmark adds its
+// controllers to mgr, then calls start.
+type rig struct {
+	box     *sandbox.Server
+	ups     *upstream.Set
+	out     *outbound.Client
+	mgr     ctrl.Manager
+	engine  *oauth.Engine
+	hookURL string
+	calls   *apiCounter
+	ln      net.Listener
+	// close stops the sandbox and the listener.
+	close func()
+}
+
+func newRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *apiCounter) (*rig, error) {
+	r := &rig{box: box, calls: calls}
+	sbx := httptest.NewServer(box)
+	r.close = sbx.Close
+	r.ups = sandbox.Upstreams(sbx.URL)
+	var err error
+	if r.out, err = outbound.New(r.ups, outbound.Options{}); err != nil {
+		r.close()
+		return nil, err
+	}
+	if calls != nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
+	}
+	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	if err == nil {
+		err = index.Register(ctx, r.mgr.GetFieldIndexer())
+	}
+	if err == nil {
+		r.ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	r.close = func() { _ = r.ln.Close(); sbx.Close() }
+	r.hookURL = "http://" + r.ln.Addr().String()
+	r.engine = &oauth.Engine{Store: &oauth.Store{Reader: r.mgr.GetAPIReader(), Writer: r.mgr.GetClient()}, Out: r.out}
+	return r, nil
+}
+
+// start serves the webhook routes and starts the manager until ctx ends.
+func (r *rig) start(ctx context.Context) error {
+	// RateLimit is zero: the per-client limit is off, since every
+	// benchmark client shares 127.0.0.1.
+	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+		webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: r.ups, Outbound: r.out, Log: logr.Discard(),
+			PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Registered()...)
+	if err != nil {
+		r.close()
+		return err
+	}
+	go func() { _ = hook.Serve(ctx, r.ln) }()
+	go func() { _ = r.mgr.Start(ctx) }()
+	return nil
+}
+
+// notionRig is what the Notion benchmarks share: the rig with Notion (one
+// workspace) and arXiv in its sandbox, and the Notion controllers, arXiv
+// pacing off.
 type notionRig struct {
+	*rig
 	notion *sandbox.Notion
-	box    *sandbox.Server
 	ws     sandbox.NotionWorkspace
-	ups    *upstream.Set
-	out    *outbound.Client
-	mgr    ctrl.Manager
-	close  func()
 }
 
 // startNotionRig starts the rig on cfg until ctx ends; wsID names the
@@ -54,27 +119,13 @@ func startNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notion
 		ws: sandbox.NotionWorkspace{ID: wsID, Name: "Bench", BotID: "b0000000-0000-4000-8000-" + wsID[len(wsID)-12:]}}
 	r.notion.AddClient("bench-client", "bench-secret")
 	r.notion.AddPage(r.ws.ID, "Bench page")
-	r.box = sandbox.New(r.notion, sandbox.NewArxiv())
-	sbx := httptest.NewServer(r.box)
-	r.close = sbx.Close
-	r.ups = sandbox.Upstreams(sbx.URL)
 	var err error
-	if r.out, err = outbound.New(r.ups, outbound.Options{}); err != nil {
+	if r.rig, err = newRig(ctx, cfg, sandbox.New(r.notion, sandbox.NewArxiv()), nil); err != nil {
+		return nil, err
+	}
+	if err := controller.SetupNotion(r.mgr, controller.NotionDeps{Out: r.out, OAuth: r.engine, ArxivPacer: &arxiv.Pacer{Interval: 0}}); err != nil {
 		r.close()
 		return nil, err
 	}
-	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
-	if err == nil {
-		err = index.Register(ctx, r.mgr.GetFieldIndexer())
-	}
-	if err == nil {
-		engine := &oauth.Engine{Store: &oauth.Store{Reader: r.mgr.GetAPIReader(), Writer: r.mgr.GetClient()}, Out: r.out}
-		err = controller.SetupNotion(r.mgr, controller.NotionDeps{Out: r.out, OAuth: engine, ArxivPacer: &arxiv.Pacer{Interval: 0}})
-	}
-	if err != nil {
-		r.close()
-		return nil, err
-	}
-	go func() { _ = r.mgr.Start(ctx) }()
-	return r, nil
+	return r, r.start(ctx)
 }

@@ -22,9 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"time"
@@ -35,18 +33,13 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
-	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 const (
@@ -63,62 +56,25 @@ const (
 // SheetSync controllers in an in-process manager with default options, and
 // the webhook server's routes on a loopback listener.
 type sheetsRig struct {
-	google  *sandbox.GoogleOAuth
-	sheets  *sandbox.GoogleSheets
-	box     *sandbox.Server
-	mgr     ctrl.Manager
-	hookURL string
-	calls   *apiCounter
-	close   func()
+	*rig
+	google *sandbox.GoogleOAuth
+	sheets *sandbox.GoogleSheets
 }
 
 func startSheetsRig(ctx context.Context, cfg *rest.Config) (*sheetsRig, error) {
-	r := &sheetsRig{google: sandbox.NewGoogleOAuth(), calls: &apiCounter{}}
+	r := &sheetsRig{google: sandbox.NewGoogleOAuth()}
 	r.google.AddClient("sheet-client", "sheet-secret")
 	r.sheets = sandbox.NewGoogleSheets(r.google)
 	r.sheets.AddSpreadsheet(sheetsBenchID, sheetsBenchTimeZone, sandbox.SheetSpec{ID: 0, Title: sheetsBenchTab, Rows: [][]string{testenv.SheetHeader}})
-	r.box = sandbox.New(r.google, r.sheets)
-	sbx := httptest.NewServer(r.box)
-	r.close = sbx.Close
-	ups := sandbox.Upstreams(sbx.URL)
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
+	var err error
+	if r.rig, err = newRig(ctx, cfg, sandbox.New(r.google, r.sheets), &apiCounter{}); err != nil {
+		return nil, err
+	}
+	if err := controller.SetupSheets(r.mgr, controller.SheetsDeps{Out: r.out, OAuth: r.engine, PublicURL: r.hookURL}); err != nil {
 		r.close()
 		return nil, err
 	}
-	counted := rest.CopyConfig(cfg)
-	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: r.calls} })
-	r.mgr, err = ctrl.NewManager(counted, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
-	if err == nil {
-		err = index.Register(ctx, r.mgr.GetFieldIndexer())
-	}
-	var ln net.Listener
-	if err == nil {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
-	}
-	if err != nil {
-		r.close()
-		return nil, err
-	}
-	r.hookURL = "http://" + ln.Addr().String()
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: r.mgr.GetAPIReader(), Writer: r.mgr.GetClient()}, Out: out}
-	err = controller.SetupSheets(r.mgr, controller.SheetsDeps{Out: out, OAuth: engine, PublicURL: r.hookURL})
-	var hook *webhook.Server
-	if err == nil {
-		// The per-client rate limit is off: every benchmark client shares
-		// 127.0.0.1.
-		hook, err = webhook.NewServer(webhook.Options{Log: logr.Discard()},
-			webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-				PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Registered()...)
-	}
-	if err != nil {
-		_ = ln.Close()
-		r.close()
-		return nil, err
-	}
-	go func() { _ = hook.Serve(ctx, ln) }()
-	go func() { _ = r.mgr.Start(ctx) }()
-	return r, nil
+	return r, r.start(ctx)
 }
 
 // benchSession is the i-th session of a run: ten minutes each, one after
