@@ -115,6 +115,48 @@ type OAuthCredentials struct {
 	TokenSecretRef SecretReference `json:"tokenSecretRef"`
 }
 
+// OAuthConnectStatus is what the controller of an OAuth resource publishes
+// for the webhook server's connect route, so that the webhook (which faces
+// the internet) proves a connect link and builds the consent page's URL
+// without any right to read Secrets in this namespace.
+type OAuthConnectStatus struct {
+	// ConnectSecretName is the Secret, owned by this object, whose key `url`
+	// is the one-use OAuth connect link (key `token` is its token): open it in
+	// a browser to grant access. Print it with
+	// `kubectl get secret <name>-oauth-connect -o jsonpath='{.data.url}' | base64 -d`.
+	// The link changes after each successful connect; to replace a grant that
+	// still works, first set the switchboard.dev/reconnect annotation to a new
+	// value.
+	// +optional
+	ConnectSecretName string `json:"connectSecretName,omitempty"`
+
+	// ConnectTokenHash is the hex SHA-256 of the connect link's token, which
+	// the webhook server compares a connect request's token with. The token
+	// is 32 random bytes: the hash cannot be turned back into it.
+	// +optional
+	ConnectTokenHash string `json:"connectTokenHash,omitempty"`
+
+	// ClientID is the OAuth client's public identifier (key `client_id` of
+	// the client Secret), which the consent page's URL carries anyway. It
+	// is read again whenever the connect link is minted anew, or with the
+	// switchboard.dev/requested-at annotation.
+	// +optional
+	ClientID string `json:"clientID,omitempty"`
+
+	// ReconnectedFor is the switchboard.dev/reconnect value the stored grant
+	// was written for: a connect request with the same annotation value is
+	// refused while the grant works.
+	// +optional
+	ReconnectedFor string `json:"reconnectedFor,omitempty"`
+}
+
+// OAuthObject is a resource connected by the OAuth routes.
+// +kubebuilder:object:generate=false
+type OAuthObject interface {
+	StatusObject
+	GetOAuthConnect() *OAuthConnectStatus
+}
+
 // ReconcileStatus is the part of every Switchboard status that kstatus
 // readers (kubectl wait, Flux, Argo CD) understand.
 type ReconcileStatus struct {

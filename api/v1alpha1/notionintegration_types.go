@@ -116,15 +116,7 @@ type NotionDatabase struct {
 type NotionIntegrationStatus struct {
 	ReconcileStatus `json:",inline"`
 
-	// ConnectSecretName is the Secret, owned by this object, whose key `url`
-	// is the one-use OAuth connect link (key `token` is its token): open it in
-	// a browser to grant access. Print it with
-	// `kubectl get secret <name>-oauth-connect -o jsonpath='{.data.url}' | base64 -d`.
-	// The link changes after each successful connect; to replace a grant that
-	// still works, first set the switchboard.dev/reconnect annotation to a new
-	// value.
-	// +optional
-	ConnectSecretName string `json:"connectSecretName,omitempty"`
+	OAuthConnectStatus `json:",inline"`
 
 	// WorkspaceID of the connected workspace; the Automation webhook body
 	// carries it.
@@ -213,6 +205,11 @@ type NotionIntegrationList struct {
 }
 
 // GetReconcileStatus implements StatusObject.
+// GetOAuthConnect returns what the OAuth routes read of the status.
+func (in *NotionIntegration) GetOAuthConnect() *OAuthConnectStatus {
+	return &in.Status.OAuthConnectStatus
+}
+
 func (in *NotionIntegration) GetReconcileStatus() *ReconcileStatus {
 	return &in.Status.ReconcileStatus
 }

@@ -129,15 +129,7 @@ type SheetSelector struct {
 type SheetConnectionStatus struct {
 	ReconcileStatus `json:",inline"`
 
-	// ConnectSecretName is the Secret, owned by this object, whose key `url`
-	// is the one-use OAuth connect link (key `token` is its token): open it in
-	// a browser to grant access. Print it with
-	// `kubectl get secret <name>-oauth-connect -o jsonpath='{.data.url}' | base64 -d`.
-	// The link changes after each successful connect; to replace a grant that
-	// still works, first set the switchboard.dev/reconnect annotation to a new
-	// value.
-	// +optional
-	ConnectSecretName string `json:"connectSecretName,omitempty"`
+	OAuthConnectStatus `json:",inline"`
 
 	// Phase: Active, Revoked or Error (seed 004 §4).
 	// +optional
@@ -242,6 +234,11 @@ type SheetConnectionList struct {
 }
 
 // GetReconcileStatus implements StatusObject.
+// GetOAuthConnect returns what the OAuth routes read of the status.
+func (in *SheetConnection) GetOAuthConnect() *OAuthConnectStatus {
+	return &in.Status.OAuthConnectStatus
+}
+
 func (in *SheetConnection) GetReconcileStatus() *ReconcileStatus {
 	return &in.Status.ReconcileStatus
 }

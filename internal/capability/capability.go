@@ -75,6 +75,15 @@ func DerivedPath(prefix, token string, parts ...string) string {
 	return prefix + hex.EncodeToString(sum[:])
 }
 
+// Hash is the hex SHA-256 of a token: what a controller publishes in
+// status so that the webhook server checks the token without reading the
+// Secret that holds it. Tokens are random (Random), so the hash cannot be
+// turned back into one.
+func Hash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
 // Equal reports whether a and b are the same, in time that depends on
 // neither their contents nor their lengths: both are hashed first, so a
 // caller probing with guesses learns nothing from how long a refusal took.

@@ -24,8 +24,6 @@ package gcalendar
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -38,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/gapi"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -191,10 +190,7 @@ func (c *Client) List(ctx context.Context, token string, r ListRequest) (Page, e
 }
 
 // HashToken is the hex SHA-256 kept in status.channelTokenHash.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
+func HashToken(token string) string { return capability.Hash(token) }
 
 // ChannelIDPrefix starts every channel id the operator opens.
 const ChannelIDPrefix = "sb-"

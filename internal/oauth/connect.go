@@ -71,49 +71,56 @@ func ConnectURL(publicURL, target, namespace, name, token string) string {
 	return strings.TrimSuffix(publicURL, "/") + "/oauth/" + target + "/connect?" + q.Encode()
 }
 
+// ConnectLink is a resource's connect Secret as EnsureConnectSecret left
+// it.
+type ConnectLink struct {
+	// Name is the Secret's, for status.connectSecretName.
+	Name string
+	// Token is the link's one-use token (its hash goes into status).
+	Token string
+	// Minted is set when this call wrote a new token.
+	Minted bool
+}
+
 // EnsureConnectSecret makes sure owner has its connect Secret: a random
 // one-use token (key `token`) and, when publicURL is known, the whole link
 // (key `url`). The Secret is controlled by owner (deleted with it; its
 // deletion reconciles owner when the controller Owns Secrets) and carries
 // the managed-by label, so the manager's cache holds and watches it. The
-// webhook deletes it after a successful callback; the next reconcile mints
-// a new token. It returns the Secret's name, for status.connectSecretName.
+// manager deletes it after a successful callback (Receiver); the next
+// reconcile mints a new token.
 //
 // An existing Secret is kept as it is unless its link is stale (publicURL
 // changed) or its token is missing; one that owner does not control is
 // ErrConnectSecretConflict.
-func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string) (string, error) {
+func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string) (ConnectLink, error) {
 	name := ConnectSecretName(owner.GetName())
 	key := types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}
 	var sec corev1.Secret
 	err := c.Get(ctx, key, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		return name, createConnectSecret(ctx, c, owner, key, target, publicURL)
+		token := capability.Random(connectTokenBytes)
+		_, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, connectData(publicURL, target, owner, token))
+		return ConnectLink{Name: name, Token: token, Minted: true}, err
 	case err != nil:
-		return "", fmt.Errorf("read connect Secret %s: %w", key, err)
+		return ConnectLink{}, fmt.Errorf("read connect Secret %s: %w", key, err)
 	}
 	if !metav1.IsControlledBy(&sec, owner) {
-		return "", fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretConflict)
+		return ConnectLink{}, fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretConflict)
 	}
-	token := string(sec.Data[ConnectTokenKey])
-	if token != "" && string(sec.Data[ConnectURLKey]) == connectURLOrEmpty(publicURL, target, owner, token) {
-		return name, nil // nothing changed: write nothing
+	link := ConnectLink{Name: name, Token: string(sec.Data[ConnectTokenKey])}
+	if link.Token != "" && string(sec.Data[ConnectURLKey]) == connectURLOrEmpty(publicURL, target, owner, link.Token) {
+		return link, nil // nothing changed: write nothing
 	}
-	if token == "" {
-		token = capability.Random(connectTokenBytes)
+	if link.Token == "" {
+		link.Token, link.Minted = capability.Random(connectTokenBytes), true
 	}
-	sec.Data = connectData(publicURL, target, owner, token)
+	sec.Data = connectData(publicURL, target, owner, link.Token)
 	if err := c.Update(ctx, &sec); err != nil {
-		return "", fmt.Errorf("update connect Secret %s: %w", key, err)
+		return ConnectLink{}, fmt.Errorf("update connect Secret %s: %w", key, err)
 	}
-	return name, nil
-}
-
-func createConnectSecret(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, target, publicURL string) error {
-	_, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target},
-		connectData(publicURL, target, owner, capability.Random(connectTokenBytes)))
-	return err
+	return link, nil
 }
 
 // CreateOwnedSecret creates a Secret that owner controls (deleted with it;

@@ -58,11 +58,14 @@ func connectSecret(t *testing.T, o *corev1.ConfigMap) *corev1.Secret {
 func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	ctx := context.Background()
 	o := owner(t)
-	name, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/")
-	if err != nil || name != "research-oauth-connect" {
-		t.Fatalf("got %q, %v", name, err)
+	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/")
+	if err != nil || link.Name != "research-oauth-connect" || !link.Minted {
+		t.Fatalf("got %+v, %v", link.Name, err)
 	}
 	sec := connectSecret(t, o)
+	if string(sec.Data[oauth.ConnectTokenKey]) != link.Token {
+		t.Fatal("the token returned is not the one stored")
+	}
 	if !metav1.IsControlledBy(sec, o) || sec.Labels[v1alpha1.ManagedByLabel] != v1alpha1.ManagedByValue {
 		t.Fatalf("owner %v, labels %v", sec.OwnerReferences, sec.Labels)
 	}
@@ -76,9 +79,9 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 		t.Fatalf("url %s", sec.Data[oauth.ConnectURLKey])
 	}
 
-	// Nothing changed: nothing written.
-	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/"); err != nil {
-		t.Fatal(err)
+	// Nothing changed: nothing written, nothing minted.
+	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/"); err != nil || again.Minted || again.Token != link.Token {
+		t.Fatalf("second call: minted %v, same token %v, %v", again.Minted, again.Token == link.Token, err)
 	}
 	if again := connectSecret(t, o); again.ResourceVersion != sec.ResourceVersion {
 		t.Fatal("an unchanged connect Secret was written again")
@@ -97,8 +100,9 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	if err := env.Client.Delete(ctx, moved); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", ""); err != nil {
-		t.Fatal(err)
+	minted, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "")
+	if err != nil || !minted.Minted {
+		t.Fatalf("after the rotation: minted %v, %v", minted.Minted, err)
 	}
 	fresh := connectSecret(t, o)
 	if string(fresh.Data[oauth.ConnectTokenKey]) == token || fresh.Data[oauth.ConnectURLKey] != nil {

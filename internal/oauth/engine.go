@@ -228,7 +228,8 @@ func (e *Engine) Disconnect(ctx context.Context, p Provider, clientKey, tokenKey
 // tokenFrom builds the new grant; a provider that does not rotate (Google)
 // keeps the old refresh token.
 func (e *Engine) tokenFrom(p Provider, r tokenResponse, old Token) Token {
-	t := Token{AccessToken: r.AccessToken, RefreshToken: r.RefreshToken, TokenType: r.TokenType, Extra: map[string]string{}}
+	t := Token{AccessToken: r.AccessToken, RefreshToken: r.RefreshToken, TokenType: r.TokenType, Extra: map[string]string{},
+		ReconnectedFor: old.ReconnectedFor}
 	if t.RefreshToken == "" {
 		t.RefreshToken = old.RefreshToken
 	}

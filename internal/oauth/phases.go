@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
@@ -68,7 +69,10 @@ func IsMissingSecret(err error) bool {
 // Phases are the two phases every OAuth integration runs first: the
 // one-use connect link, and a grant refreshed before it expires. T is the
 // integration's kind.
-type Phases[T runner.Object] struct {
+type Phases[T interface {
+	runner.Object
+	GetOAuthConnect() *v1alpha1.OAuthConnectStatus
+}] struct {
 	Client   client.Client
 	Tokens   TokenSource
 	Recorder events.EventRecorder
@@ -80,25 +84,41 @@ type Phases[T runner.Object] struct {
 	Provider      func(T) Provider
 	Credentials   func(T) v1alpha1.OAuthCredentials
 	RefreshBefore func(T) time.Duration
-	// ConnectSecretName points at the status field naming the connect
-	// Secret.
-	ConnectSecretName func(T) *string
 	// Granted records a working grant in status (identity, expiry); the
 	// runner requeues at the refresh deadline on its own.
 	Granted func(obj T, tok Token, run *runner.Run)
 }
 
 // Connect keeps the object's connect Secret (a random one-use token, and
-// the link when the public URL is known).
-func (p *Phases[T]) Connect(ctx context.Context, obj T, _ *runner.Run) runner.Outcome {
-	name, err := EnsureConnectSecret(ctx, p.Client, obj, p.Target, p.PublicURL)
+// the link when the public URL is known), and publishes in status what the
+// webhook's connect route checks instead of reading Secrets: the token's
+// hash and the OAuth client's id. The client Secret is read when a token
+// is minted, while no id is published, and when a person asks
+// (requested-at), so that a steady reconcile reads no more Secrets.
+func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
+	link, err := EnsureConnectSecret(ctx, p.Client, obj, p.Target, p.PublicURL)
 	switch {
 	case errors.Is(err, ErrConnectSecretConflict):
 		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
 	case err != nil:
 		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
 	}
-	*p.ConnectSecretName(obj) = name
+	st := obj.GetOAuthConnect()
+	st.ConnectSecretName, st.ConnectTokenHash = link.Name, capability.Hash(link.Token)
+	if link.Minted || st.ClientID == "" || run.Requested {
+		clientKey, _ := Keys(obj.GetNamespace(), p.Credentials(obj))
+		var sec corev1.Secret
+		err := p.Client.Get(ctx, clientKey, &sec)
+		switch {
+		case apierrors.IsNotFound(err):
+			// The Grant phase stalls on it; the connect route says so.
+			st.ClientID = ""
+		case err != nil:
+			return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read OAuth client Secret %s: %w", clientKey, err))
+		default:
+			st.ClientID = string(sec.Data[KeyClientID])
+		}
+	}
 	return runner.Continue()
 }
 
@@ -121,6 +141,7 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 	}
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the grant works")
 	run.Token, run.GrantID = tok.AccessToken, tok.Extra[KeyGrantedAt]
+	obj.GetOAuthConnect().ReconnectedFor = tok.ReconnectedFor
 	if !tok.Expiry.IsZero() {
 		run.RequeueAt(tok.Expiry.Add(-margin))
 	}

@@ -64,14 +64,14 @@ const (
 
 // Keys of a state Secret.
 const (
-	stateKeyTarget     = "target"
-	stateKeyNamespace  = "namespace"
-	stateKeyName       = "name"
-	stateKeyVerifier   = "verifier"
-	stateKeyExpires    = "expires"
-	stateKeyConnectUID = "connect-uid"
-	stateKeyUID        = "resource-uid"
-	stateKeyClaim      = "claim-digest"
+	stateKeyTarget      = "target"
+	stateKeyNamespace   = "namespace"
+	stateKeyName        = "name"
+	stateKeyVerifier    = "verifier"
+	stateKeyExpires     = "expires"
+	stateKeyConnectHash = "connect-token-hash"
+	stateKeyUID         = "resource-uid"
+	stateKeyClaim       = "claim-digest"
 )
 
 // ErrStateInvalid means a callback's state is unknown, already used or
@@ -88,9 +88,10 @@ type State struct {
 	ResourceUID types.UID
 	// Verifier is the PKCE code verifier ("" without PKCE).
 	Verifier string
-	// ConnectUID is the UID of the connect Secret whose token was used; the
-	// callback deletes exactly that Secret (the token rotates once).
-	ConnectUID types.UID
+	// ConnectTokenHash is the hash of the connect token that was used; the
+	// manager deletes the connect Secret only while it holds that token
+	// (the token rotates once).
+	ConnectTokenHash string
 	// Expires is when the state stops being accepted.
 	Expires time.Time
 	// ClaimDigest is the hex SHA-256 of what the flow was started for, when
@@ -148,7 +149,7 @@ func (s *States) Create(ctx context.Context, st State) (string, error) {
 			Annotations: map[string]string{stateCreatedAnnotation: now.UTC().Format(time.RFC3339Nano)}},
 		Type: corev1.SecretTypeOpaque,
 		StringData: map[string]string{stateKeyTarget: st.Target, stateKeyNamespace: st.Namespace, stateKeyName: st.Name,
-			stateKeyVerifier: st.Verifier, stateKeyConnectUID: string(st.ConnectUID), stateKeyUID: string(st.ResourceUID),
+			stateKeyVerifier: st.Verifier, stateKeyConnectHash: st.ConnectTokenHash, stateKeyUID: string(st.ResourceUID),
 			stateKeyExpires: now.Add(StateTTL).UTC().Format(time.RFC3339), stateKeyClaim: st.ClaimDigest},
 	}
 	if err := s.Writer.Create(ctx, sec); err != nil {
@@ -245,7 +246,7 @@ func stateFrom(sec *corev1.Secret) State {
 	d := func(k string) string { return string(sec.Data[k]) }
 	expires, _ := time.Parse(time.RFC3339, d(stateKeyExpires))
 	return State{Target: d(stateKeyTarget), Namespace: d(stateKeyNamespace), Name: d(stateKeyName),
-		Verifier: d(stateKeyVerifier), ConnectUID: types.UID(d(stateKeyConnectUID)), ResourceUID: types.UID(d(stateKeyUID)),
+		Verifier: d(stateKeyVerifier), ConnectTokenHash: d(stateKeyConnectHash), ResourceUID: types.UID(d(stateKeyUID)),
 		Expires: expires, ClaimDigest: d(stateKeyClaim)}
 }
 

@@ -53,7 +53,7 @@ func TestAStateIsConsumedOnceAndExpires(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Now())
 	s := states(t, clk)
-	want := oauth.State{Target: "notion", Namespace: "lab", Name: "research", Verifier: "v", ConnectUID: "c-uid", ResourceUID: "r-uid", ClaimDigest: "d1g35t"}
+	want := oauth.State{Target: "notion", Namespace: "lab", Name: "research", Verifier: "v", ConnectTokenHash: "c0ffee", ResourceUID: "r-uid", ClaimDigest: "d1g35t"}
 	state, err := s.Create(ctx, want)
 	if err != nil {
 		t.Fatal(err)

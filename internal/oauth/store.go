@@ -60,6 +60,10 @@ type Token struct {
 	// Refreshed is set by Engine.Ensure when this call (or the flight it
 	// joined) refreshed the grant; it is not stored.
 	Refreshed bool
+	// ReconnectedFor is the switchboard.dev/reconnect value the grant was
+	// written for (an annotation of the Secret, kept by refreshes); it is
+	// not stored with the grant's keys.
+	ReconnectedFor string
 }
 
 // ClientCredentials are an OAuth client's id and secret.
@@ -109,6 +113,7 @@ func storedFrom(sec *corev1.Secret) stored {
 			t.Extra[k] = string(v)
 		}
 	}
+	t.ReconnectedFor = sec.Annotations[v1alpha1.ReconnectedForAnnotation]
 	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true, labels: sec.Labels, annotations: sec.Annotations}
 }
 

@@ -19,6 +19,9 @@ limitations under the License.
 package setup
 
 import (
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,13 +56,64 @@ func Scheme() *runtime.Scheme {
 // carry the managed-by label, so a cluster's thousands of unrelated Secrets
 // are never listed into memory, and controllers can still watch the Secrets
 // they own.
-func CacheOptions(scheme *runtime.Scheme) cache.Options {
-	return cache.Options{
-		Scheme: scheme,
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})},
-		},
+func CacheOptions(scheme *runtime.Scheme) cache.Options { return Scope{}.CacheOptions(scheme) }
+
+// Scope is where a binary looks.
+type Scope struct {
+	// Watch are the namespaces whose resources it caches and reconciles
+	// (--watch-namespaces); empty means every namespace. Resources
+	// elsewhere are not seen at all: ignored, not failed.
+	Watch []string
+	// Own are the operator's namespaces (--state-namespace,
+	// --link-namespace), whose managed-by Secrets are cached even when
+	// they are not watched: OAuth states and handovers, short-token
+	// objects.
+	Own []string
+	// SecretsOnlyInOwn caches Secrets of the Own namespaces only: the
+	// webhook server, which holds no right to Secrets anywhere else.
+	SecretsOnlyInOwn bool
+}
+
+// ParseNamespaces reads a comma-separated list of namespaces ("" is none).
+func ParseNamespaces(s string) []string {
+	var out []string
+	for _, ns := range strings.Split(s, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
 	}
+	return out
+}
+
+// CacheOptions are the informer cache's options for the scope: Secrets
+// are cached only when they carry the managed-by label, so a cluster's
+// thousands of unrelated Secrets are never listed into memory, and
+// controllers can still watch the Secrets they own; everything else only
+// in the watched namespaces.
+func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})
+	opts := cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: managed}}}
+	if len(s.Watch) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range s.Watch {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	var secretNS []string
+	switch {
+	case s.SecretsOnlyInOwn:
+		secretNS = s.Own
+	case len(s.Watch) > 0:
+		secretNS = append(append([]string{}, s.Watch...), s.Own...)
+	}
+	if len(secretNS) > 0 {
+		byNS := map[string]cache.Config{}
+		for _, ns := range secretNS {
+			byNS[ns] = cache.Config{}
+		}
+		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Label: managed, Namespaces: byNS}
+	}
+	return opts
 }
 
 // ClientOptions make the client read Secrets from the API server, not the

@@ -33,16 +33,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 )
 
 func init() {
 	Register(Family{Name: "calendar", Routes: calendarRoutes})
-	RegisterOAuthTarget("calendar", OAuthTarget{
-		Kind:     "calendarwatch",
-		Provider: gcalendar.OAuthProvider,
-		Resolve: Resolver(func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
-			func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth }),
-	})
+	RegisterOAuthTarget(OAuthTarget{Target: targets.Calendar})
 }
 
 func calendarRoutes(d Deps) []Route {

@@ -17,7 +17,6 @@ limitations under the License.
 package webhook
 
 import (
-	"context"
 	"errors"
 	"html/template"
 	"io"
@@ -35,33 +34,14 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
 func init() {
 	Register(Family{Name: "notion", Routes: notionRoutes})
-	RegisterOAuthTarget("notion", OAuthTarget{
-		Kind:     "notionintegration",
-		Provider: oauth.Notion,
-		Resolve:  resolveNotionIntegration,
-		Success:  notionSuccess,
-	})
+	RegisterOAuthTarget(OAuthTarget{Target: targets.Notion, Success: notionSuccess})
 }
-
-// resolveNotionIntegration reads a NotionIntegration for the OAuth routes,
-// with its assumed token lifetime.
-func resolveNotionIntegration(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
-	res, err := notionResolver(ctx, d, key)
-	if err != nil {
-		return nil, err
-	}
-	ni := res.Object.(*v1alpha1.NotionIntegration)
-	res.Provider = oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)
-	return res, nil
-}
-
-var notionResolver = Resolver(func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
-	func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth })
 
 // notionSuccess follows seed 000 §3.1.2's page (the database, the webhook
 // URL, the Automation steps) with what the integration's status holds at
@@ -71,11 +51,11 @@ var notionResolver = Resolver(func() *v1alpha1.NotionIntegration { return &v1alp
 // holds its path; the person reading it has just proven the connect token.
 // The page does not refresh itself: its URL carries a state that was just
 // consumed, so reloading it can only answer 403.
-func notionSuccess(w io.Writer, d Deps, res *OAuthResource, tok oauth.Token) error {
+func notionSuccess(w io.Writer, d Deps, res *oauth.Resource, extra map[string]string) error {
 	ni := res.Object.(*v1alpha1.NotionIntegration)
 	key := types.NamespacedName{Namespace: ni.Namespace, Name: ni.Name}
 	vars := map[string]any{
-		"Workspace": tok.Extra["workspace_name"], "WorkspaceID": tok.Extra["workspace_id"],
+		"Workspace": extra["workspace_name"], "WorkspaceID": extra["workspace_id"],
 		"DatabaseURL": ni.Status.DatabaseURL, "WebhookURL": "", "Get": successVars("notionintegration", key),
 	}
 	if ni.Status.WebhookPath != "" {

@@ -30,13 +30,10 @@ import (
 	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/go-logr/logr"
 
@@ -54,45 +51,18 @@ import (
 // (RegisterOAuthTarget) with the provider, how to read the resource, and
 // the page shown once connected.
 
-// OAuthTarget is one kind of resource the OAuth routes connect.
+// OAuthTarget is one kind of resource the OAuth routes connect: the
+// oauth.Target the manager finishes flows for, and the page shown once
+// connected.
 type OAuthTarget struct {
-	// Kind names the resource for people: in pages and in the `kubectl get`
-	// they are told to run ("notionintegration").
-	Kind string
-	// Provider is the OAuth provider; its Scopes and AuthParams go into the
-	// authorize URL.
-	Provider oauth.Provider
-	// Resolve reads the resource from the API server (never a cache: a
-	// person may open the link the moment they applied it). A missing
-	// resource must be an error for which apierrors.IsNotFound is true.
-	Resolve func(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error)
+	oauth.Target
 	// Success writes the body of the page shown after the grant is saved
 	// (nil: a generic page). It must answer at once from what it is given:
-	// the resource as the callback read it, and the new grant. It must not
-	// show anything secret that is not already in the resource's status.
-	Success func(w io.Writer, d Deps, res *OAuthResource, tok oauth.Token) error
-}
-
-// OAuthResource is what the OAuth routes need of one resource.
-type OAuthResource struct {
-	// Object is the resource. Its connect Secret must be controlled by it.
-	Object client.Object
-	// Credentials name its OAuth client and token Secrets.
-	Credentials v1alpha1.OAuthCredentials
-	// Authenticated is the status of its Authenticated condition ("" when
-	// it has none yet). A grant whose condition is False no longer works
-	// and may be replaced without the reconnect annotation.
-	Authenticated metav1.ConditionStatus
-	// Provider, when its Name is set, replaces the target's for this
-	// resource (Notion: the integration's assumed token lifetime).
-	Provider oauth.Provider
-}
-
-func (t *OAuthTarget) provider(res *OAuthResource) oauth.Provider {
-	if res.Provider.Name != "" {
-		return res.Provider
-	}
-	return t.Provider
+	// the resource as read after the manager received the grant, and the
+	// provider's fields of the grant that are not secret (oauth.Outcome).
+	// It must not show anything secret that is not already in the
+	// resource's status.
+	Success func(w io.Writer, d Deps, res *oauth.Resource, extra map[string]string) error
 }
 
 var (
@@ -100,13 +70,13 @@ var (
 	oauthTargets   = map[string]OAuthTarget{}
 )
 
-// RegisterOAuthTarget adds a target under /oauth/{name}/…; each route
+// RegisterOAuthTarget adds a target under /oauth/{t.Name}/…; each route
 // family calls it from an init function. A second registration of a name
 // replaces the first.
-func RegisterOAuthTarget(name string, t OAuthTarget) {
+func RegisterOAuthTarget(t OAuthTarget) {
 	oauthTargetsMu.Lock()
 	defer oauthTargetsMu.Unlock()
-	oauthTargets[name] = t
+	oauthTargets[t.Name] = t
 }
 
 // OAuthTargets lists the registered target names, sorted.
@@ -141,16 +111,18 @@ func (d Deps) redirectURI(target string) string {
 	return strings.TrimSuffix(d.PublicURL, "/") + "/oauth/" + target + "/callback"
 }
 
-func (d Deps) oauthStore() *oauth.Store { return &oauth.Store{Reader: d.APIReader, Writer: d.Client} }
+func (d Deps) handovers() *oauth.Handovers {
+	return &oauth.Handovers{Reader: d.Client, Writer: d.Client, Namespace: d.StateNamespace, Wait: d.HandoverWait}
+}
 
 func (d Deps) oauthStates() *oauth.States {
 	return &oauth.States{Reader: d.APIReader, Writer: d.Client, Namespace: d.StateNamespace}
 }
 
-// errRefused is the one answer to every connect request that does not
-// prove the capability: no token, a wrong one, a resource or connect Secret
-// that does not exist. One page for all, so a stranger learns nothing, not
-// even whether the resource exists (issue 7 §1.3).
+// refuseConnect is the one answer to every connect request that does not
+// prove the capability: no token, a wrong one, a resource that does not
+// exist or has no connect token published. One page for all, so a stranger
+// learns nothing, not even whether the resource exists (issue 7 §1.3).
 func refuseConnect(w http.ResponseWriter) error {
 	return htmlError(w, http.StatusForbidden, "This connect link is not valid",
 		"Ask whoever manages the resource for its current connect link. Links work once: a new one is made after each successful connect.")
@@ -160,7 +132,10 @@ func refuseConnect(w http.ResponseWriter) error {
 // only for whoever holds its connect token: a random state bound to the
 // resource, valid 10 minutes, usable once, kept in a Secret so any webhook
 // replica can finish the flow; PKCE where the provider supports it.
-// Nothing is written before the token is proven.
+// Nothing is written before the token is proven. The token is checked
+// against the hash the controller publishes in status, and the consent
+// page's client id is the one it publishes there: the webhook reads no
+// Secret in the resource's namespace.
 func connect(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("target")
@@ -171,89 +146,69 @@ func connect(d Deps) HandlerFunc {
 		ctx := r.Context()
 		q := r.URL.Query()
 		key := types.NamespacedName{Namespace: q.Get("namespace"), Name: q.Get("name")}
-		connectSec, err := proveConnectToken(ctx, d, key, q.Get("token"))
+		res, err := proveConnectToken(ctx, d, target, key, q.Get("token"))
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
 		}
-		if connectSec == nil {
+		if res == nil {
 			return refuseConnect(w)
 		}
 		// The token is proven: from here on, answers may differ.
-		res, err := target.Resolve(ctx, d, key)
-		switch {
-		case apierrors.IsNotFound(err):
-			return refuseConnect(w) // the connect Secret outlived its resource for a moment
-		case err != nil:
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
-		case !metav1.IsControlledBy(connectSec, res.Object):
-			return refuseConnect(w) // a Secret someone made by hand, or left by an older resource of that name
-		}
-		if _, locked, err := grantLocked(ctx, d, res); err != nil {
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
-		} else if locked {
+		if connectLocked(res) {
 			return alreadyConnected(w, target.Kind, key)
 		}
-		provider := target.provider(res)
-		creds, err := d.oauthStore().LoadClient(ctx, credKey(key.Namespace, res.Credentials.ClientSecretRef))
-		if err != nil {
-			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
+		if res.Connect.ClientID == "" {
+			return htmlError(w, http.StatusInternalServerError, "Not configured",
+				"The OAuth client Secret is missing or incomplete. "+fmt.Sprintf("kubectl describe %s -n %s %s", target.Kind, key.Namespace, key.Name)+" tells more.")
 		}
+		provider := target.ProviderFor(res)
 		verifier := pkceVerifier(provider)
 		state, err := d.oauthStates().Create(ctx, oauth.State{Target: name, Namespace: key.Namespace, Name: key.Name,
-			ResourceUID: res.Object.GetUID(), ConnectUID: connectSec.UID, Verifier: verifier})
+			ResourceUID: res.Object.GetUID(), ConnectTokenHash: res.Connect.ConnectTokenHash, Verifier: verifier})
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
 		}
 		privatePage(w)
-		http.Redirect(w, r, authorizeURL(d, provider, d.redirectURI(name), creds.ID, state, verifier), http.StatusFound)
+		http.Redirect(w, r, authorizeURL(d, provider, d.redirectURI(name), res.Connect.ClientID, state, verifier), http.StatusFound)
 		return nil
 	}
 }
 
-// proveConnectToken reads the resource's connect Secret and compares its
-// token in constant time. It returns nil (and no error) whenever the
-// request does not prove the token; an error only for a failure to read.
-// The Secret is read by its fixed name, so a request for a missing
-// resource costs the same one read as one for an existing resource.
-func proveConnectToken(ctx context.Context, d Deps, key types.NamespacedName, token string) (*corev1.Secret, error) {
+// proveConnectToken reads the resource and compares the hash of token
+// with the one its controller published, in constant time. It returns nil
+// (and no error) whenever the request does not prove the token; an error
+// only for a failure to read. A request for a missing resource costs the
+// same one read as one for an existing resource.
+func proveConnectToken(ctx context.Context, d Deps, target OAuthTarget, key types.NamespacedName, token string) (*oauth.Resource, error) {
 	// A name the API server could not hold is refused like a missing one,
 	// before any read (and before the client rejects it with an error of
 	// another shape).
-	if token == "" || len(validation.IsDNS1123Label(key.Namespace)) > 0 ||
-		len(validation.IsDNS1123Subdomain(oauth.ConnectSecretName(key.Name))) > 0 {
+	if token == "" || len(validation.IsDNS1123Label(key.Namespace)) > 0 || len(validation.IsDNS1123Subdomain(key.Name)) > 0 {
 		return nil, nil
 	}
-	var sec corev1.Secret
-	err := d.APIReader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: oauth.ConnectSecretName(key.Name)}, &sec)
+	res, err := target.Resolve(ctx, d.APIReader, key)
 	switch {
 	case apierrors.IsNotFound(err), apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		// Forbidden and Invalid (a malformed name) depend on what was asked,
-		// not on what exists: refused like a missing Secret.
+		// Forbidden (a namespace this install does not watch) and Invalid
+		// depend on what was asked, not on what exists: refused like a
+		// missing resource.
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read connect Secret: %w", err)
+		return nil, fmt.Errorf("read %s %s: %w", target.Kind, key, err)
 	}
-	want := string(sec.Data[oauth.ConnectTokenKey])
-	if want == "" || !capability.Equal(token, want) {
+	want := res.Connect.ConnectTokenHash
+	if want == "" || !capability.Equal(capability.Hash(token), want) {
 		return nil, nil
 	}
-	return &sec, nil
+	return res, nil
 }
 
-// grantLocked reports whether the resource's grant works and may not be
-// replaced: its token Secret holds a refresh token, its Authenticated
-// condition is not False, and it does not carry a reconnect annotation
-// with a value other than the one the grant was written for. reconnect is
-// the annotation's value, to record with the new grant.
-func grantLocked(ctx context.Context, d Deps, res *OAuthResource) (reconnect string, locked bool, err error) {
-	reconnect = res.Object.GetAnnotations()[v1alpha1.ReconnectAnnotation]
-	g, err := d.oauthStore().Grant(ctx, credKey(res.Object.GetNamespace(), res.Credentials.TokenSecretRef))
-	if err != nil {
-		return "", false, err
-	}
-	works := g.HasRefreshToken && res.Authenticated != metav1.ConditionFalse
-	asked := reconnect != "" && reconnect != g.ReconnectedFor
-	return reconnect, works && !asked, nil
+// connectLocked is oauth.GrantLocked as the resource's status tells it:
+// a grant its controller found working, and no new reconnect value. The
+// manager checks again against the token Secret when the grant arrives.
+func connectLocked(res *oauth.Resource) bool {
+	return oauth.GrantLocked(res, oauth.GrantState{HasRefreshToken: res.Authenticated == metav1.ConditionTrue,
+		ReconnectedFor: res.Connect.ReconnectedFor})
 }
 
 func alreadyConnected(w http.ResponseWriter, kind string, key types.NamespacedName) error {
@@ -261,10 +216,6 @@ func alreadyConnected(w http.ResponseWriter, kind string, key types.NamespacedNa
 		fmt.Sprintf("%s %s has a grant that works, so it was not replaced. To replace it, annotate the resource and open a fresh connect link: "+
 			"kubectl annotate -n %s --overwrite %s/%s %s=\"$(date +%%s)\"",
 			kind, key, key.Namespace, kind, key.Name, v1alpha1.ReconnectAnnotation))
-}
-
-func credKey(namespace string, ref v1alpha1.SecretReference) types.NamespacedName {
-	return types.NamespacedName{Namespace: namespace, Name: ref.Name}
 }
 
 // pkceVerifier is a new PKCE code verifier (RFC 7636 §4.1: 43 to 128
@@ -333,11 +284,14 @@ func consumeState(w http.ResponseWriter, r *http.Request, d Deps, target string,
 }
 
 // callback finishes the flow (seed 000 §3.1.2): a mismatched, reused or
-// expired state is 403; a code the provider refuses is 401; a grant that
-// started working since the connect is not replaced (409). The grant goes
-// to the resource's token Secret, whose change reconciles it; then the
-// connect token is rotated and the resource's other states are dropped, so
-// the link that was used works no more.
+// expired state is 403. The code is handed to the manager (oauth.Handover)
+// in the webhook's own namespace; the manager checks the resource, exchanges
+// the code, writes the token Secret (whose change reconciles the resource)
+// and rotates the connect token, so the link that was used works no more.
+// The page follows the manager's outcome: a code the provider refuses is
+// 401, a grant that started working since the connect is not replaced
+// (409), a resource gone is 404. When the manager does not answer within
+// the wait, the page says the grant is on its way (202).
 func callback(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("target")
@@ -348,67 +302,52 @@ func callback(d Deps) HandlerFunc {
 			return err
 		}
 		target, ok := lookupOAuthTarget(name)
-		key := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
-		var res *OAuthResource
-		if ok {
-			res, err = target.Resolve(ctx, d, key)
-		}
-		switch {
-		case !ok || apierrors.IsNotFound(err) || err == nil && res.Object.GetUID() != st.ResourceUID:
+		if !ok {
 			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
-		case err != nil:
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The resource could not be read. Start again from the connect link.", err)
 		}
-		// Checked again: the grant may have started working since the connect.
-		reconnect, locked, err := grantLocked(ctx, d, res)
+		key := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
+		handovers := d.handovers()
+		hk, err := handovers.Create(ctx, q.Get("state"), oauth.Handover{Target: name, Namespace: key.Namespace, Name: key.Name,
+			ResourceUID: st.ResourceUID, ConnectTokenHash: st.ConnectTokenHash, Code: q.Get("code"), Verifier: st.Verifier,
+			RedirectURI: d.redirectURI(name)})
 		if err != nil {
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant could not be checked. Start again from the connect link.", err)
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant could not be handed over. Start again from the connect link.", err)
 		}
-		if locked {
-			return alreadyConnected(w, target.Kind, key)
-		}
-		store := d.oauthStore()
-		creds, err := store.LoadClient(ctx, credKey(key.Namespace, res.Credentials.ClientSecretRef))
-		if err != nil {
-			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.", err)
-		}
-		engine := &oauth.Engine{Store: store, Out: d.Outbound}
-		tok, err := engine.Exchange(ctx, target.provider(res), creds, q.Get("code"), d.redirectURI(name), st.Verifier)
+		out, err := handovers.Await(ctx, hk)
 		switch {
-		case errors.Is(err, oauth.ErrReauthRequired):
-			return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "The provider did not accept the code. Start again from the connect link.")
+		case errors.Is(err, oauth.ErrHandoverPending):
+			return htmlPage(w, http.StatusAccepted, "Connecting…", fmt.Sprintf(
+				"The grant for %s %s was handed to the operator, which saves it as soon as it runs. Follow it with: kubectl get %s -n %s %s",
+				target.Kind, key, target.Kind, key.Namespace, key.Name))
 		case err != nil:
-			return htmlErrorCause(w, r, http.StatusBadGateway, "The provider did not answer", "Try again in a moment.", err)
+			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant's outcome could not be read. "+
+				fmt.Sprintf("kubectl get %s -n %s %s", target.Kind, key.Namespace, key.Name)+" shows whether it arrived.", err)
 		}
-		if err := store.SaveConnected(ctx, credKey(key.Namespace, res.Credentials.TokenSecretRef), tok, reconnect); err != nil {
-			return htmlErrorCause(w, r, http.StatusInternalServerError, "The grant could not be saved", "Try again.", err)
+		switch out.Result {
+		case oauth.Connected:
+		case oauth.Gone:
+			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
+		case oauth.Locked:
+			return alreadyConnected(w, target.Kind, key)
+		case oauth.Stale:
+			return refuseConnect(w)
+		case oauth.Refused:
+			return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "The provider did not accept the code. Start again from the connect link.")
+		case oauth.Unavailable:
+			return htmlError(w, http.StatusBadGateway, "The provider did not answer", "Try again in a moment.")
+		case oauth.Misconfigured:
+			return htmlError(w, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.")
+		default:
+			return htmlError(w, http.StatusInternalServerError, "The grant could not be saved", "Try again.")
 		}
-		rotateConnectToken(ctx, d, key, st)
 		privatePage(w)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if target.Success != nil {
-			return target.Success(w, d, res, tok)
+		res, err := target.Resolve(ctx, d.APIReader, key)
+		if err != nil || target.Success == nil {
+			// The grant is saved: a page without the resource's details.
+			return genericSuccess.Execute(w, successVars(target.Kind, key))
 		}
-		return genericSuccess.Execute(w, successVars(target.Kind, key))
-	}
-}
-
-// rotateConnectToken makes the used link worthless: it deletes the connect
-// Secret the flow started from (the UID precondition spares a newer one)
-// and the resource's other outstanding states. The controller owns the
-// connect Secret and mints a new token when it is gone. The grant is saved
-// by now, so a failure here is logged, not shown: the grant works, and a
-// working grant already refuses the old link without the reconnect
-// annotation.
-func rotateConnectToken(ctx context.Context, d Deps, key types.NamespacedName, st oauth.State) {
-	log := logr.FromContextOrDiscard(ctx)
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: oauth.ConnectSecretName(key.Name)}}
-	uid := st.ConnectUID
-	if err := d.Client.Delete(ctx, sec, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		log.Error(err, "could not rotate the connect token", "resource", key)
-	}
-	if err := d.oauthStates().DeleteFor(ctx, key.Namespace, key.Name); err != nil {
-		log.Error(err, "could not drop the resource's other OAuth states", "resource", key)
+		return target.Success(w, d, res, out.Extra)
 	}
 }
 
@@ -431,6 +370,19 @@ var genericSuccess = template.Must(template.New("success").Parse(`<!DOCTYPE html
 <p>The grant for {{.Kind}} {{.Namespace}}/{{.Name}} is saved; its controller takes it from here.</p>
 <p>Follow it with <code>{{.KubectlGet}}</code>.</p>
 </body></html>
+`))
+
+// htmlPage answers a person's browser with a page that is not an error.
+func htmlPage(w http.ResponseWriter, status int, title, message string) error {
+	privatePage(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	return infoPage.Execute(w, map[string]any{"Title": title, "Message": message})
+}
+
+var infoPage = template.Must(template.New("info").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
+<body><h1>{{.Title}}</h1><p>{{.Message}}</p></body></html>
 `))
 
 // htmlError answers a person's browser (seed 000 §7.3: OAuth errors are
@@ -467,23 +419,3 @@ var errorPage = template.Must(template.New("error").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
 <body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><small>HTTP {{.Status}}</small></p></body></html>
 `))
-
-// Resolver is the Resolve of an OAuth target whose kind keeps its OAuth
-// credentials in its spec and an Authenticated condition in its status:
-// it reads the resource from the API server.
-func Resolver[T interface {
-	client.Object
-	v1alpha1.StatusObject
-}](newObj func() T, creds func(T) v1alpha1.OAuthCredentials) func(context.Context, Deps, types.NamespacedName) (*OAuthResource, error) {
-	return func(ctx context.Context, d Deps, key types.NamespacedName) (*OAuthResource, error) {
-		obj := newObj()
-		if err := d.APIReader.Get(ctx, key, obj); err != nil {
-			return nil, err
-		}
-		res := &OAuthResource{Object: obj, Credentials: creds(obj)}
-		if c := meta.FindStatusCondition(obj.GetReconcileStatus().Conditions, v1alpha1.AuthenticatedCondition); c != nil {
-			res.Authenticated = c.Status
-		}
-		return res, nil
-	}
-}

@@ -32,38 +32,52 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 // The OAuth routes know no integration: a route family registers a target
 // and connects through them. These tests register two test-only targets,
-// one on Google (as CalendarWatch and SheetConnection will) and one on
-// Discord (as ReceiveLink will), whose resource is a ConfigMap that names
-// its Secrets. The resolver is a function, so a ConfigMap stands in for a
-// kind honestly: the routes see only what an OAuthResource carries.
+// one on Google (as CalendarWatch and SheetConnection do) and one on
+// Discord, whose resource is a ConfigMap that names its Secrets and holds
+// what a controller would publish in status (the connect token's hash,
+// the client id, the Authenticated condition). The resolver is a
+// function, so a ConfigMap stands in for a kind honestly: the routes and
+// the manager's Receiver see only what an oauth.Resource carries.
 
-// configMapTarget resolves a ConfigMap with keys clientSecret, tokenSecret
-// and authenticated ("True", "False" or absent).
-func configMapTarget(p oauth.Provider) webhook.OAuthTarget {
-	return webhook.OAuthTarget{
+// configMapTarget resolves a ConfigMap with keys clientSecret, tokenSecret,
+// connectTokenHash, clientID, reconnectedFor and authenticated ("True",
+// "False" or absent).
+func configMapTarget(name string, p oauth.Provider) oauth.Target {
+	return oauth.Target{
+		Name:     name,
 		Kind:     "configmap",
 		Provider: p,
-		Resolve: func(ctx context.Context, d webhook.Deps, key types.NamespacedName) (*webhook.OAuthResource, error) {
+		Resolve: func(ctx context.Context, r client.Reader, key types.NamespacedName) (*oauth.Resource, error) {
 			cm := &corev1.ConfigMap{}
-			if err := d.APIReader.Get(ctx, key, cm); err != nil {
+			if err := r.Get(ctx, key, cm); err != nil {
 				return nil, err
 			}
-			return &webhook.OAuthResource{Object: cm, Authenticated: metav1.ConditionStatus(cm.Data["authenticated"]),
+			return &oauth.Resource{Object: cm, Authenticated: metav1.ConditionStatus(cm.Data["authenticated"]),
 				Credentials: v1alpha1.OAuthCredentials{
 					ClientSecretRef: v1alpha1.SecretReference{Name: cm.Data["clientSecret"]},
 					TokenSecretRef:  v1alpha1.SecretReference{Name: cm.Data["tokenSecret"]},
-				}}, nil
+				},
+				Connect: v1alpha1.OAuthConnectStatus{ConnectTokenHash: cm.Data["connectTokenHash"], ClientID: cm.Data["clientID"],
+					ReconnectedFor: cm.Data["reconnectedFor"]},
+			}, nil
 		},
 	}
 }
@@ -71,6 +85,9 @@ func configMapTarget(p oauth.Provider) webhook.OAuthTarget {
 type oauthWorld struct {
 	env           *testenv.Env
 	sandbox, hook string
+	ups           *upstream.Set
+	out           *outbound.Client
+	targets       []oauth.Target
 }
 
 func startOAuthWorld(t *testing.T) *oauthWorld {
@@ -99,13 +116,41 @@ func startOAuthWorld(t *testing.T) *oauthWorld {
 	}
 	calendar := oauth.Google
 	calendar.Scopes = []string{"https://www.googleapis.com/auth/calendar.readonly"}
-	webhook.RegisterOAuthTarget("test-google", configMapTarget(calendar))
-	webhook.RegisterOAuthTarget("test-discord", configMapTarget(oauth.Discord))
+	w := &oauthWorld{env: env, sandbox: srv.URL, ups: ups, out: out,
+		targets: []oauth.Target{configMapTarget("test-google", calendar), configMapTarget("test-discord", oauth.Discord)}}
+	for _, tg := range w.targets {
+		webhook.RegisterOAuthTarget(webhook.OAuthTarget{Target: tg})
+	}
+	w.receive(t, stateNS)
+	w.hook = w.serve(t, stateNS, 0)
+	return w
+}
+
+// receive runs the manager's side of the callbacks, the Receiver, on the
+// handovers in namespace.
+func (w *oauthWorld) receive(t *testing.T, namespace string) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{Scheme: w.env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Logger: logr.Discard(), Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: w.out}
+	if err := (&oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Targets: w.targets,
+		Namespace: namespace}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(testenv.StartManager(mgr))
+}
+
+// serve starts a webhook server whose state namespace is namespace.
+func (w *oauthWorld) serve(t *testing.T, namespace string, wait time.Duration) string {
+	t.Helper()
 	hookSrv := httptest.NewUnstartedServer(nil)
 	hookURL := "http://" + hookSrv.Listener.Addr().String()
 	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
-		webhook.Deps{Client: env.Client, APIReader: env.Client, Upstreams: ups, Outbound: out, Log: logr.Discard(),
-			PublicURL: hookURL, StateNamespace: stateNS},
+		webhook.Deps{Client: w.env.Client, APIReader: w.env.Client, Upstreams: w.ups, Outbound: w.out, Log: logr.Discard(),
+			PublicURL: hookURL, StateNamespace: namespace, HandoverWait: wait},
 		webhook.Registered()...)
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +158,11 @@ func startOAuthWorld(t *testing.T) *oauthWorld {
 	hookSrv.Config.Handler = hook.Handler()
 	hookSrv.Start()
 	t.Cleanup(hookSrv.Close)
-	return &oauthWorld{env: env, sandbox: srv.URL, hook: hookURL}
+	return hookURL
 }
 
 // resource is one connectable ConfigMap with its client Secret, and its
-// connect Secret minted as a controller would.
+// connect Secret minted and published as a controller would.
 func (w *oauthWorld) resource(t *testing.T, target, clientID, clientSecret string) (*corev1.ConfigMap, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -130,18 +175,40 @@ func (w *oauthWorld) resource(t *testing.T, target, clientID, clientSecret strin
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "res", Namespace: ns},
-		Data: map[string]string{"clientSecret": "client", "tokenSecret": "token"}}
+		Data: map[string]string{"clientSecret": "client", "tokenSecret": "token", "clientID": clientID}}
 	if err := w.env.Client.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, w.hook); err != nil {
+	return cm, w.mint(t, cm, target)
+}
+
+// mint plays the controller's Connect phase: a connect Secret, and its
+// token's hash published where the routes read it. It returns the link.
+func (w *oauthWorld) mint(t *testing.T, cm *corev1.ConfigMap, target string) string {
+	t.Helper()
+	ctx := context.Background()
+	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, w.hook)
+	if err != nil {
 		t.Fatal(err)
 	}
+	w.publish(t, cm, "connectTokenHash", capability.Hash(link.Token))
 	var sec corev1.Secret
-	if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: oauth.ConnectSecretName("res")}, &sec); err != nil {
+	if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: link.Name}, &sec); err != nil {
 		t.Fatal(err)
 	}
-	return cm, string(sec.Data[oauth.ConnectURLKey])
+	return string(sec.Data[oauth.ConnectURLKey])
+}
+
+// publish sets what the controller would publish in status.
+func (w *oauthWorld) publish(t *testing.T, cm *corev1.ConfigMap, key, value string) {
+	t.Helper()
+	if err := w.env.Client.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data[key] = value
+	if err := w.env.Client.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -210,12 +277,23 @@ func TestOAuthRoutesConnectAnyRegisteredTarget(t *testing.T) {
 			t.Fatalf("token Secret keys %d, labels %v", len(tok.Data), tok.Labels)
 		}
 		// The connect token rotated: the Secret is gone until the
-		// controller mints another, and the used link is refused.
+		// controller mints another. Until the controller publishes the new
+		// token's hash, the old link still starts a flow, but the manager
+		// refuses to finish it: a link works once.
 		err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: oauth.ConnectSecretName("res")}, &corev1.Secret{})
 		if !apierrors.IsNotFound(err) {
 			t.Fatalf("connect Secret after the callback: %v", err)
 		}
-		if st, _, _ := fetch(t, link); st != http.StatusForbidden {
+		if _, st, body := connectThrough(t, link); st != http.StatusForbidden || !strings.Contains(body, "not valid") {
+			t.Fatalf("a second flow from the used link answered %d:\n%s", st, body)
+		}
+		if again := w.token(t, cm); string(again.Data[oauth.KeyRefreshToken]) != string(tok.Data[oauth.KeyRefreshToken]) {
+			t.Fatal("a second flow from the used link replaced the grant")
+		}
+		// Once the controller has minted and published a new token, the
+		// used link is refused at once.
+		fresh := w.mint(t, cm, "test-google")
+		if st, _, _ := fetch(t, link); st != http.StatusForbidden || fresh == link {
 			t.Fatalf("the used link answered %d", st)
 		}
 	})
@@ -250,22 +328,14 @@ func TestOAuthRoutesConnectAnyRegisteredTarget(t *testing.T) {
 			t.Fatalf("first connect answered %d", st)
 		}
 		first := string(w.token(t, cm).Data[oauth.KeyRefreshToken])
-		// The controller would mint a new link; here the test plays it.
-		if _, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, "test-discord", w.hook); err != nil {
-			t.Fatal(err)
-		}
-		var sec corev1.Secret
-		if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: oauth.ConnectSecretName("res")}, &sec); err != nil {
-			t.Fatal(err)
-		}
-		link = string(sec.Data[oauth.ConnectURLKey])
+		// The controller would mint a new link and find the grant working;
+		// here the test plays it.
+		link = w.mint(t, cm, "test-discord")
+		w.publish(t, cm, "authenticated", string(metav1.ConditionTrue))
 		if st, _, _ := fetch(t, link); st != http.StatusConflict {
 			t.Fatalf("connect to a working grant answered %d", st)
 		}
-		cm.Data["authenticated"] = string(metav1.ConditionFalse)
-		if err := w.env.Client.Update(ctx, cm); err != nil {
-			t.Fatal(err)
-		}
+		w.publish(t, cm, "authenticated", string(metav1.ConditionFalse))
 		if _, st, _ := connectThrough(t, link); st != http.StatusOK {
 			t.Fatalf("reconnect of a broken grant answered %d", st)
 		}
@@ -293,6 +363,70 @@ func TestOAuthRoutesConnectAnyRegisteredTarget(t *testing.T) {
 		}
 		if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: "token"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("a token Secret was written: %v", err)
+		}
+	})
+
+	t.Run("a grant that started working between connect and callback is not replaced", func(t *testing.T) {
+		cm, link := w.resource(t, "test-google", "google-client", "google-secret")
+		st, authorize, _ := fetch(t, link)
+		if st != http.StatusFound {
+			t.Fatalf("connect answered %d", st)
+		}
+		_, back, _ := fetch(t, authorize.String())
+		// Meanwhile a grant arrives another way (a person wrote the Secret).
+		if err := w.env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: cm.Namespace},
+			StringData: map[string]string{oauth.KeyRefreshToken: "1//by-hand", oauth.KeyAccessToken: "ya29.by-hand"}}); err != nil {
+			t.Fatal(err)
+		}
+		if st, _, body := fetch(t, back.String()); st != http.StatusConflict || !strings.Contains(body, "Already connected") {
+			t.Fatalf("callback answered %d:\n%s", st, body)
+		}
+		if string(w.token(t, cm).Data[oauth.KeyRefreshToken]) != "1//by-hand" {
+			t.Fatal("the working grant was replaced")
+		}
+	})
+
+	t.Run("a callback the manager has not received yet says so, and the grant arrives when it runs", func(t *testing.T) {
+		idle, err := w.env.Namespace("idle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A webhook whose handovers no Receiver watches yet: the manager is
+		// down, say. It waits 200 ms, not the default 10 s.
+		hook := w.serve(t, idle, 200*time.Millisecond)
+		cm, _ := w.resource(t, "test-google", "google-client", "google-secret")
+		link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, "test-google", hook)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sec corev1.Secret
+		if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: link.Name}, &sec); err != nil {
+			t.Fatal(err)
+		}
+		_, st, body := connectThrough(t, string(sec.Data[oauth.ConnectURLKey]))
+		if st != http.StatusAccepted || !strings.Contains(body, "kubectl get configmap -n "+cm.Namespace+" res") {
+			t.Fatalf("callback answered %d:\n%s", st, body)
+		}
+		var handovers corev1.SecretList
+		if err := w.env.Client.List(ctx, &handovers, client.InNamespace(idle), client.HasLabels{oauth.HandoverLabel}); err != nil || len(handovers.Items) != 1 {
+			t.Fatalf("%d handovers, %v", len(handovers.Items), err)
+		}
+		if len(handovers.Items[0].Data["code"]) == 0 {
+			t.Fatal("the handover holds no code")
+		}
+		if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: "token"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("a token Secret was written with no manager running: %v", err)
+		}
+		// The manager starts: the grant arrives, and the handover keeps the
+		// outcome but no code.
+		w.receive(t, idle)
+		testenv.Eventually(t, "the handover received, with its outcome and without its code", func() bool {
+			var ho corev1.Secret
+			err := w.env.Client.Get(ctx, client.ObjectKeyFromObject(&handovers.Items[0]), &ho)
+			return err == nil && string(ho.Data["outcome"]) == string(oauth.Connected) && ho.Data["code"] == nil
+		})
+		if tok := w.token(t, cm); !strings.HasPrefix(string(tok.Data[oauth.KeyRefreshToken]), "1//") {
+			t.Fatal("no grant after the manager ran")
 		}
 	})
 }

@@ -19,6 +19,7 @@ package webhook
 import (
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,15 +41,18 @@ type Route struct {
 }
 
 // Deps is what a route family may use. The webhook server writes only to
-// the Kubernetes API; its only outbound calls are the OAuth code exchange
-// and, for a Discord sign-in, the user lookup and the session's token
-// refresh, through Outbound.
+// the Kubernetes API, and Secrets only in its own namespace (OAuth states,
+// handovers, sessions); its only outbound calls are a Discord sign-in's
+// code exchange, user lookup and the session's token refresh, through
+// Outbound. The OAuth callbacks of the integrations hand their code to the
+// manager (oauth.Handover), which holds the client secrets.
 type Deps struct {
 	// Client reads through the informer cache (with the field indexes of
-	// package index) and writes to the API server.
+	// package index; Secrets only the managed-by ones of the webhook's own
+	// and the link namespace) and writes to the API server.
 	Client client.Client
-	// APIReader reads straight from the API server: Secrets are never
-	// cached by the webhook.
+	// APIReader reads straight from the API server: what must be seen the
+	// moment it was written (a resource just applied, a state, a session).
 	APIReader client.Reader
 	// Upstreams are the configured outside APIs.
 	Upstreams *upstream.Set
@@ -60,6 +64,9 @@ type Deps struct {
 	// StateNamespace holds the OAuth state Secrets (the webhook's own
 	// namespace).
 	StateNamespace string
+	// HandoverWait is how long an OAuth callback waits for the manager to
+	// receive the grant (oauth.DefaultHandoverWait when zero).
+	HandoverWait time.Duration
 	// SignIn is the Discord sign-in of share-link receivers (signin.go);
 	// nil when this server offers none.
 	SignIn *SignIn

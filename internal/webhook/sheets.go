@@ -28,19 +28,14 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
 func init() {
 	Register(Family{Name: "sheets", Routes: sheetsRoutes})
-	RegisterOAuthTarget("sheets", OAuthTarget{
-		Kind:     "sheetconnection",
-		Provider: gsheets.OAuthProvider,
-		Resolve: Resolver(func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
-			func(c *v1alpha1.SheetConnection) v1alpha1.OAuthCredentials { return c.Spec.OAuth }),
-	})
+	RegisterOAuthTarget(OAuthTarget{Target: targets.Sheets})
 }
 
 func sheetsRoutes(d Deps) []Route {

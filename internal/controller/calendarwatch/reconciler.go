@@ -88,11 +88,10 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.CalendarWatch] {
 	}
 	r.grant = &oauth.Phases[*v1alpha1.CalendarWatch]{
 		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "calendar", PublicURL: r.PublicURL,
-		Provider:          func(*v1alpha1.CalendarWatch) oauth.Provider { return gcalendar.OAuthProvider },
-		Credentials:       func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth },
-		RefreshBefore:     func(w *v1alpha1.CalendarWatch) time.Duration { return w.Spec.TokenRefreshBefore.Duration },
-		ConnectSecretName: func(w *v1alpha1.CalendarWatch) *string { return &w.Status.ConnectSecretName },
-		Granted:           granted,
+		Provider:      func(*v1alpha1.CalendarWatch) oauth.Provider { return gcalendar.OAuthProvider },
+		Credentials:   func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth },
+		RefreshBefore: func(w *v1alpha1.CalendarWatch) time.Duration { return w.Spec.TokenRefreshBefore.Duration },
+		Granted:       granted,
 	}
 	return &runner.Runner[*v1alpha1.CalendarWatch]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,

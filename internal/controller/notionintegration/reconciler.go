@@ -37,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -79,13 +80,10 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
 	}
 	grant := &oauth.Phases[*v1alpha1.NotionIntegration]{
 		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "notion", PublicURL: r.PublicURL,
-		Provider: func(ni *v1alpha1.NotionIntegration) oauth.Provider {
-			return oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)
-		},
-		Credentials:       func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth },
-		RefreshBefore:     func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.TokenRefresh.RefreshBefore.Duration },
-		ConnectSecretName: func(ni *v1alpha1.NotionIntegration) *string { return &ni.Status.ConnectSecretName },
-		Granted:           r.granted,
+		Provider:      targets.NotionProvider,
+		Credentials:   func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth },
+		RefreshBefore: func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.TokenRefresh.RefreshBefore.Duration },
+		Granted:       r.granted,
 	}
 	return &runner.Runner[*v1alpha1.NotionIntegration]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -111,7 +112,7 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.PaperSync, run *ru
 	defer mu.(*sync.Mutex).Unlock()
 
 	clientKey, tokenKey := oauth.Keys(ni.Namespace, ni.Spec.OAuth)
-	tok, err := r.OAuth.Ensure(ctx, oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration),
+	tok, err := r.OAuth.Ensure(ctx, targets.NotionProvider(ni),
 		clientKey, tokenKey, ni.Spec.TokenRefresh.RefreshBefore.Duration, false)
 	if err != nil {
 		return waitFor(obj, "the integration's grant: "+err.Error())

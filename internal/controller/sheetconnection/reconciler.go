@@ -89,11 +89,10 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetConnection] {
 	}
 	r.grant = &oauth.Phases[*v1alpha1.SheetConnection]{
 		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "sheets", PublicURL: r.PublicURL,
-		Provider:          func(*v1alpha1.SheetConnection) oauth.Provider { return gsheets.OAuthProvider },
-		Credentials:       func(c *v1alpha1.SheetConnection) v1alpha1.OAuthCredentials { return c.Spec.OAuth },
-		RefreshBefore:     func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.TokenRefreshBefore.Duration },
-		ConnectSecretName: func(c *v1alpha1.SheetConnection) *string { return &c.Status.ConnectSecretName },
-		Granted:           granted,
+		Provider:      func(*v1alpha1.SheetConnection) oauth.Provider { return gsheets.OAuthProvider },
+		Credentials:   func(c *v1alpha1.SheetConnection) v1alpha1.OAuthCredentials { return c.Spec.OAuth },
+		RefreshBefore: func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.TokenRefreshBefore.Duration },
+		Granted:       granted,
 	}
 	return &runner.Runner[*v1alpha1.SheetConnection]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
