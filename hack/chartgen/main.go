@@ -144,11 +144,12 @@ func crdTemplate(crd, name string) (string, error) {
 		fmt.Sprintf(generatedNotice, "config/crd/bases/"+name), body), nil
 }
 
-// rbacRules writes the three rule sets as named templates.
+// rbacRules writes the rule sets as named templates.
 func rbacRules(from, to string) error {
 	sets := []struct{ define, file, kind string }{
 		{"switchboard.managerRules", "role.yaml", "ClusterRole"},
 		{"switchboard.webhookRules", "webhook_role.yaml", "ClusterRole"},
+		{"switchboard.webhookSecretRules", "webhook_role.yaml", "Role"},
 		{"switchboard.leaderElectionRules", "leader_election_role.yaml", "Role"},
 	}
 	var b bytes.Buffer

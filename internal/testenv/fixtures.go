@@ -62,6 +62,8 @@ type Webhook struct {
 	SignIn *webhook.SignIn
 	// Registerer, when set before Serve, receives the server's metrics.
 	Registerer prometheus.Registerer
+	// StateNamespace is the server's own namespace ("default" when empty).
+	StateNamespace string
 	srv        *httptest.Server
 }
 
@@ -74,9 +76,13 @@ func NewWebhook() *Webhook {
 
 // Serve builds the webhook server on mgr's client and starts it.
 func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Client, log logr.Logger) error {
+	stateNS := w.StateNamespace
+	if stateNS == "" {
+		stateNS = "default"
+	}
 	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer},
 		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-			PublicURL: w.URL, StateNamespace: "default", Links: w.Links, SignIn: w.SignIn},
+			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn},
 		webhook.Registered()...)
 	if err != nil {
 		return err

@@ -50,6 +50,8 @@ type Env struct {
 	Scheme *runtime.Scheme
 
 	env *envtest.Environment
+	// afterRun are checks Main runs once the tests have run.
+	afterRun []func() error
 }
 
 // RepoRoot finds the directory holding go.mod, from the test's working
@@ -166,6 +168,12 @@ func Main(m *testing.M, env **Env, setups ...func(*Env) (stop func(), err error)
 		stops = append(stops, stop)
 	}
 	code := m.Run()
+	for _, check := range e.afterRun {
+		if err := check(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: after the tests:", err)
+			code = 1
+		}
+	}
 	for i := len(stops) - 1; i >= 0; i-- {
 		stops[i]()
 	}

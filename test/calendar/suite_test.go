@@ -33,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -71,8 +72,12 @@ func (b *logBuffer) String() string {
 	return strings.Join(b.lines, "\n")
 }
 
+// rbac is the chart's RBAC: the manager and the webhook run as its
+// ServiceAccounts, and any request the API server refuses fails the run.
+var rbac *testenv.ChartRBAC
+
 func TestMain(m *testing.M) {
-	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
 		googleEm.AddClient("cal-client", "cal-secret")
 		calEm.PushRetryBase = 20 * time.Millisecond
 		box = sandbox.New(googleEm, calEm)
@@ -82,7 +87,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
 		if err != nil {
 			return nil, err
 		}
@@ -102,10 +107,20 @@ func TestMain(m *testing.M) {
 		}).SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
-		if err := hook.Serve(mgr, ups, out, funcr.New(hookLog.add, funcr.Options{})); err != nil {
+		if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {
 			return nil, err
 		}
+		// The webhook runs as the chart's webhook ServiceAccount, on its own
+		// cache, as its Deployment does.
+		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
+		if err != nil {
+			return nil, err
+		}
+		if err := hook.Serve(hookMgr, ups, out, funcr.New(hookLog.add, funcr.Options{})); err != nil {
+			return nil, err
+		}
+		stopHook := testenv.StartManager(hookMgr)
 		stop := testenv.StartManager(mgr)
-		return func() { stop(); calEm.Close(); hook.Close(); srv.Close() }, nil
+		return func() { stop(); stopHook(); calEm.Close(); hook.Close(); srv.Close() }, nil
 	})
 }

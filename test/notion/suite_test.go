@@ -27,6 +27,7 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller"
@@ -34,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -43,6 +45,9 @@ var (
 	notionEmu = sandbox.NewNotion()
 	arxivEmu  = sandbox.NewArxiv()
 	hookURL   string
+	// rbac is the chart's RBAC: the manager and the webhook run as its
+	// ServiceAccounts, and any request the API server refuses fails the run.
+	rbac *testenv.ChartRBAC
 )
 
 // syncRetries is seed 000's 1, 2, 4 s schedule scaled down a hundredfold,
@@ -51,7 +56,7 @@ var (
 var syncRetries = outbound.Schedule{Base: 10 * time.Millisecond, Retries: outbound.NotionRetries.Retries, Max: outbound.MaxRetryAfter}
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
 		notionEmu.AddClient("notion-client", "notion-secret")
 		box = sandbox.New(notionEmu, arxivEmu)
 		srv := httptest.NewServer(box)
@@ -60,7 +65,9 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		co := setup.ClientOptions()
+		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+			Cache: setup.Scope{Own: []string{"default"}}.CacheOptions(e.Scheme), Client: client.Options{Cache: &co}})
 		if err != nil {
 			return nil, err
 		}
@@ -71,12 +78,20 @@ func TestMain(m *testing.M) {
 		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, SyncRetries: syncRetries}); err != nil {
 			return nil, err
 		}
-		hook := testenv.NewWebhook()
-		hookURL = hook.URL
-		if err := hook.Serve(mgr, ups, out, logr.Discard()); err != nil {
+		if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {
 			return nil, err
 		}
+		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
+		if err != nil {
+			return nil, err
+		}
+		hook := testenv.NewWebhook()
+		hookURL = hook.URL
+		if err := hook.Serve(hookMgr, ups, out, logr.Discard()); err != nil {
+			return nil, err
+		}
+		stopHook := testenv.StartManager(hookMgr)
 		stop := testenv.StartManager(mgr)
-		return func() { stop(); hook.Close(); srv.Close() }, nil
+		return func() { stop(); stopHook(); hook.Close(); srv.Close() }, nil
 	})
 }

@@ -90,7 +90,7 @@ func logger() logr.Logger { return funcr.New(logs.sink, funcr.Options{Verbosity:
 // and SheetSync controllers, as the manager binary does, and sets
 // stopControllers.
 func startControllers(e *testenv.Env) error {
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{
 		Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger(),
 		// A restarted manager registers the same controller names again.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -105,12 +105,19 @@ func startControllers(e *testenv.Env) error {
 	if err := controller.SetupSheets(mgr, controller.SheetsDeps{Out: out, OAuth: engine, PublicURL: hookURL, SyncRetries: syncRetries}); err != nil {
 		return err
 	}
+	if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {
+		return err
+	}
 	stopControllers = testenv.StartManager(mgr)
 	return nil
 }
 
+// rbac is the chart's RBAC: the manager and the webhook run as its
+// ServiceAccounts, and any request the API server refuses fails the run.
+var rbac *testenv.ChartRBAC
+
 func TestMain(m *testing.M) {
-	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
 		// controller-runtime's own logger (informers, the webhook's
 		// manager) writes to the scanned lines too.
 		ctrl.SetLogger(logger())
@@ -124,12 +131,9 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		// The webhook server's manager: a cache and its indexes, no
-		// controllers.
-		hookMgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+		// controllers, as the chart's webhook ServiceAccount.
+		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
 		if err != nil {
-			return nil, err
-		}
-		if err := index.Register(context.Background(), hookMgr.GetFieldIndexer()); err != nil {
 			return nil, err
 		}
 		hook := testenv.NewWebhook()

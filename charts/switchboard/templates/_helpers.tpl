@@ -98,6 +98,9 @@ never renders "latest".
 - --state-namespace={{ .Values.stateNamespace | default .Release.Namespace }}
 - --link-namespace={{ .Values.linkNamespace | default .Release.Namespace }}
 - --link-key-secret={{ .Values.linkKeySecret }}
+{{- with .Values.watchNamespaces }}
+- --watch-namespaces={{ join "," . }}
+{{- end }}
 {{- range $name, $url := .Values.upstreams }}
 - --upstream={{ $name }}={{ $url }}
 {{- end }}
@@ -150,4 +153,18 @@ helm.sh/resource-policy: keep
 {{- end }}
 {{- end }}
 {{- toYaml (uniq $ports) }}
+{{- end }}
+
+{{- /* The webhook's rights in the link namespace, when it is not the state
+namespace: it reads the short-token objects and link keys the manager
+writes there, and writes nothing. */}}
+{{- define "switchboard.webhookLinkRules" }}
+- apiGroups:
+  - ""
+  resources:
+  - secrets
+  verbs:
+  - get
+  - list
+  - watch
 {{- end }}

@@ -136,6 +136,18 @@
   - update
 - apiGroups:
   - ""
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
+{{- end }}
+
+{{- /* config/rbac/webhook_role.yaml */}}
+{{- define "switchboard.webhookSecretRules" }}
+- apiGroups:
+  - ""
   resources:
   - secrets
   verbs:
@@ -146,14 +158,6 @@
   - update
   - patch
   - delete
-- apiGroups:
-  - ""
-  - events.k8s.io
-  resources:
-  - events
-  verbs:
-  - create
-  - patch
 {{- end }}
 
 {{- /* config/rbac/leader_election_role.yaml */}}
