@@ -124,6 +124,13 @@ const (
 	// SinkForbiddenReason (CalendarWatch): the operator may not list or
 	// delete the appointment kind; a platform team must grant it (docs).
 	SinkForbiddenReason = "SinkForbidden"
+	// SinkAddressRefusedReason (CalendarWatch): spec.sink.http.url is, or
+	// its host name resolves to, an address the manager never posts to —
+	// loopback, link-local (the cloud metadata service, 169.254.169.254),
+	// unspecified, or a private range under --sink-deny-private-networks —
+	// so that a sink cannot turn the manager against its own network
+	// (server-side request forgery). A person must change the URL.
+	SinkAddressRefusedReason = "SinkAddressRefused"
 	// RevokedReason (SheetConnection): the connection was disconnected.
 	RevokedReason = "Revoked"
 )

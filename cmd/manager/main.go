@@ -51,7 +51,8 @@ func main() {
 		renewDeadline, retryPeriod              time.Duration
 		arxivInterval                           time.Duration
 		links                                   controller.LinksDeps
-		linkKeys                                string
+		linkKeys, watchNamespaces               string
+		sinkDenyPrivate                         bool
 	)
 	ups := upstream.NewSet()
 	var oauthOpts oauthFlags
@@ -70,6 +71,8 @@ func main() {
 	flag.Float64Var(&links.DeleteRate, "blob-delete-rate", receivelink.DefaultDeleteRate, "Most S3 deletes per second of expired ReceiveLinks' blobs, across the manager.")
 	flag.IntVar(&links.Workers, "link-workers", receivelink.DefaultWorkers, "How many ReceiveLinks the manager reconciles at once.")
 	flag.DurationVar(&links.SweepInterval, "link-sweep-interval", receivelink.DefaultSweepInterval, "How often the ReceiveLink sweep looks for short-token objects whose link is gone and links past their expiry.")
+	flag.BoolVar(&sinkDenyPrivate, "sink-deny-private-networks", false, "Also refuse HTTP sinks (a CalendarWatch's spec.sink.http.url) at private addresses (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), where cluster-local Services are; loopback, link-local (the cloud metadata service) and unspecified addresses are always refused.")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose resources the manager reconciles (a namespaced install: RBAC as Roles in each); empty watches every namespace.")
 	flag.Var(ups, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -90,8 +93,9 @@ func main() {
 	scheme := setup.Scheme()
 	clientOpts := setup.ClientOptions()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         setup.CacheOptions(scheme),
+		Scheme: scheme,
+		Cache: setup.Scope{Watch: setup.ParseNamespaces(watchNamespaces),
+			Own: []string{oauthOpts.stateNamespace, links.Namespace}}.CacheOptions(scheme),
 		Client:                        ctrlClientOptions(clientOpts),
 		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:        probeAddr,
@@ -112,7 +116,8 @@ func main() {
 		setupLog.Error(err, "cannot register field indexes")
 		os.Exit(1)
 	}
-	out, err := outbound.New(ups, outbound.Options{Timeout: outboundTimeout, Registerer: ctrlmetrics.Registry})
+	out, err := outbound.New(ups, outbound.Options{Timeout: outboundTimeout, Registerer: ctrlmetrics.Registry,
+		Sink: outbound.SinkPolicy{DenyPrivateNetworks: sinkDenyPrivate}})
 	if err != nil {
 		setupLog.Error(err, "cannot build the outbound HTTP client")
 		os.Exit(1)
@@ -128,6 +133,10 @@ func main() {
 			setupLog.Error(err, "cannot set up controller", "controller", c.name)
 			os.Exit(1)
 		}
+	}
+	if err := controller.SetupOAuthReceiver(mgr, engine, oauthOpts.stateNamespace); err != nil {
+		setupLog.Error(err, "cannot add the OAuth grant receiver")
+		os.Exit(1)
 	}
 	if err := addStateCollector(mgr, oauthOpts.stateNamespace); err != nil {
 		setupLog.Error(err, "cannot add the OAuth state collector")

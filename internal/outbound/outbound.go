@@ -124,18 +124,24 @@ type Options struct {
 	// Registerer receives the metrics (none when nil).
 	Registerer prometheus.Registerer
 	// Transport under the host allowlist (a tuned clone of
-	// http.DefaultTransport when nil).
+	// http.DefaultTransport when nil). Sink requests do not use it: they
+	// have their own transport, whose dialer enforces Sink.
 	Transport http.RoundTripper
+	// Sink says which addresses a Request.SinkURL may reach; the zero
+	// value refuses loopback, link-local and unspecified addresses.
+	Sink SinkPolicy
 }
 
 // Client sends requests under the policy.
 type Client struct {
-	ups     *upstream.Set
-	hc      *http.Client
-	sinkHC  *http.Client
-	timeout time.Duration
-	ua      string
-	metrics *metrics
+	ups    *upstream.Set
+	hc     *http.Client
+	sinkHC *http.Client
+	// sinkPolicy is what sinkHC's dialer enforces.
+	sinkPolicy SinkPolicy
+	timeout    time.Duration
+	ua         string
+	metrics    *metrics
 }
 
 // New builds a Client for the configured upstreams.
@@ -159,11 +165,14 @@ func New(ups *upstream.Set, opts Options) (*Client, error) {
 	return &Client{
 		ups: ups,
 		hc:  &http.Client{Transport: ups.Transport(base), CheckRedirect: ups.CheckRedirect},
-		// A sink is not followed anywhere else: a redirect is its answer.
-		sinkHC:  &http.Client{Transport: base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		timeout: opts.Timeout,
-		ua:      opts.UserAgent,
-		metrics: m,
+		// A sink is not followed anywhere else: a redirect is its answer
+		// (following one would let a sink send the manager to an address
+		// nobody checked before the request was sent).
+		sinkHC:     &http.Client{Transport: sinkTransport(opts.Sink), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		sinkPolicy: opts.Sink,
+		timeout:    opts.Timeout,
+		ua:         opts.UserAgent,
+		metrics:    m,
 	}, nil
 }
 
@@ -231,8 +240,9 @@ type Request struct {
 	// resource's owner configured to receive notifications (a
 	// CalendarWatch's HTTP sink). It is not an upstream, so the host
 	// allowlist does not apply; the timeout, the size cap and the error
-	// classification do, and redirects are not followed. Errors and
-	// metrics name the upstream "sink".
+	// classification do, redirects are not followed, and the address
+	// dialed must pass Options.Sink (a refusal wraps
+	// ErrSinkAddressRefused). Errors and metrics name the upstream "sink".
 	SinkURL string
 }
 
@@ -330,6 +340,8 @@ func transportError(u upstream.Name, err error, timeout time.Duration) *Error {
 	switch {
 	case errors.Is(err, upstream.ErrHostNotAllowed):
 		return &Error{Upstream: u, Class: Permanent, Reason: "refused: " + upstream.ErrHostNotAllowed.Error(), Err: err}
+	case errors.Is(err, ErrSinkAddressRefused):
+		return sinkRefused(err)
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return &Error{Upstream: u, Class: Transient, Reason: fmt.Sprintf("no answer within %s", timeout), Err: err}
 	case errors.Is(err, context.Canceled):

@@ -135,6 +135,9 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
+	// The request's URL may carry a connect token, a code or a short
+	// link: no answer lets a browser pass it on as a Referer (issue 17 §3).
+	h.Set("Referrer-Policy", "no-referrer")
 	retryAfter := e.RetryAfter
 	if retryAfter <= 0 && e.Status == http.StatusServiceUnavailable {
 		// Every 503 tells the sender when to come back (issue 7 §1.6).

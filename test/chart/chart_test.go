@@ -48,6 +48,16 @@ var tlsIngress = map[string]any{
 	"tls": []any{map[string]any{"secretName": "hooks-tls"}},
 }
 
+// sinkPeers are cluster-local HTTP sinks the manager's NetworkPolicy lets
+// it reach: the pods behind a Service in another namespace.
+var sinkPeers = map[string]any{
+	"to": []any{map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "booking"}},
+		"podSelector":       map[string]any{"matchLabels": map[string]any{"app": "appointments"}},
+	}},
+	"ports": []any{8080, 8443},
+}
+
 // matrix is every value set linted, rendered, dry-run applied and checked.
 var matrix = map[string]valueSet{
 	"the defaults": {managerReplicas: 1, webhookReplicas: 2},
@@ -63,9 +73,11 @@ var matrix = map[string]valueSet{
 		values:          map[string]any{"serviceMonitor.enabled": false, "prometheusRule.enabled": false},
 		managerReplicas: 1, webhookReplicas: 2,
 	},
-	"the NetworkPolicy on, with an upstream on its own port": {
+	"the NetworkPolicy on, with an upstream on its own port and cluster-local sinks": {
 		values: map[string]any{
 			"networkPolicy.enabled":            true,
+			"networkPolicy.sinks":              sinkPeers,
+			"manager.sink":                     map[string]any{"denyPrivateNetworks": false},
 			"networkPolicy.apiServer.cidrs":    []any{"10.0.0.1/32"},
 			"networkPolicy.metricsFrom":        []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}},
 			"upstreams":                        map[string]any{"s3": "http://minio.storage:9000", "notion": "https://api.notion.com"},
@@ -98,6 +110,7 @@ var matrix = map[string]valueSet{
 			"webhook.ingress": tlsIngress, "serviceMonitor.enabled": true, "prometheusRule.enabled": true,
 			"networkPolicy.enabled": true, "manager.replicas": 2, "crds.keep": false,
 			"log.level": "debug", "imagePullSecrets": []any{map[string]any{"name": "pull"}},
+			"manager.sink": map[string]any{"denyPrivateNetworks": true}, "networkPolicy.sinks": map[string]any{"to": []any{}}, // no peers: no rule
 		},
 		managerReplicas: 2, webhookReplicas: 2, tag: "1.2.3",
 	},
@@ -128,7 +141,7 @@ func TestEveryValueSetLintsRendersAndIsAcceptedByTheAPIServer(t *testing.T) {
 			checkServiceAccounts(t, objs)
 			checkPDBs(t, objs, set.managerReplicas, set.webhookReplicas)
 			checkCRDs(t, objs, set.values)
-			checkRBAC(t, objs)
+			checkRBAC(t, objs, nil)
 			checkOptional(t, objs, set.values)
 		})
 	}
@@ -261,18 +274,69 @@ func checkCRDs(t *testing.T, objs []*unstructured.Unstructured, values map[strin
 	}
 }
 
-// checkRBAC: the chart grants exactly what config/rbac grants.
-func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
+// checkRBAC: the chart grants exactly what config/rbac grants: as
+// ClusterRoles cluster-wide, as Roles in each watched namespace (and the
+// manager's in the release namespace too) when watch is set, with no
+// ClusterRole at all. Either way the webhook's only Secrets rights are
+// the Role in the release (state) namespace.
+func checkRBAC(t *testing.T, objs []*unstructured.Unstructured, watch []string) {
 	root, _ := paths(t)
-	for _, r := range []struct{ kind, name, file string }{
-		{"ClusterRole", "sb-switchboard-manager", "role.yaml"},
-		{"ClusterRole", "sb-switchboard-webhook", "webhook_role.yaml"},
-		{"Role", "sb-switchboard-leader-election", "leader_election_role.yaml"},
-	} {
-		want := rulesIn(t, filepath.Join(root, "config", "rbac", r.file), r.kind)
-		got := typed[rbacv1.ClusterRole](t, named(t, objs, r.kind, r.name)).Rules
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s %s differs from config/rbac/%s (run make chart):\n got %+v\nwant %+v", r.kind, r.name, r.file, got, want)
+	rules := func(file, kind string) []rbacv1.PolicyRule {
+		return rulesIn(t, filepath.Join(root, "config", "rbac", file), kind)
+	}
+	check := func(kind, name, namespace string, want []rbacv1.PolicyRule) {
+		t.Helper()
+		var found *unstructured.Unstructured
+		for _, o := range ofKind(objs, kind) {
+			if o.GetName() == name && o.GetNamespace() == namespace {
+				found = o
+			}
+		}
+		if found == nil {
+			t.Errorf("no %s %s in %q", kind, name, namespace)
+			return
+		}
+		if got := typed[rbacv1.ClusterRole](t, found).Rules; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s/%s differs from config/rbac (run make chart):\n got %+v\nwant %+v", kind, namespace, name, got, want)
+		}
+	}
+	release := named(t, objs, "Role", "sb-switchboard-leader-election").GetNamespace()
+	if len(watch) == 0 {
+		check("ClusterRole", "sb-switchboard-manager", "", rules("role.yaml", "ClusterRole"))
+		check("ClusterRole", "sb-switchboard-webhook", "", rules("webhook_role.yaml", "ClusterRole"))
+	} else {
+		if n := len(ofKind(objs, "ClusterRole")) + len(ofKind(objs, "ClusterRoleBinding")); n != 0 {
+			t.Errorf("a namespaced install renders %d ClusterRoles and bindings", n)
+		}
+		for _, ns := range append(append([]string{}, watch...), release) {
+			check("Role", "sb-switchboard-manager", ns, rules("role.yaml", "ClusterRole"))
+		}
+		for _, ns := range watch {
+			check("Role", "sb-switchboard-webhook", ns, rules("webhook_role.yaml", "ClusterRole"))
+		}
+	}
+	check("Role", "sb-switchboard-webhook-secrets", release, rules("webhook_role.yaml", "Role"))
+	check("Role", "sb-switchboard-leader-election", release, rules("leader_election_role.yaml", "Role"))
+	// The webhook faces the internet: no rule anywhere else names Secrets.
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		for _, o := range ofKind(objs, kind) {
+			if !strings.Contains(o.GetName(), "webhook") || o.GetName() == "sb-switchboard-webhook-secrets" {
+				continue
+			}
+			if o.GetName() == "sb-switchboard-webhook-links" {
+				// The link namespace, when it is another: read only.
+				for _, r := range typed[rbacv1.ClusterRole](t, o).Rules {
+					if !reflect.DeepEqual(r.Verbs, []string{"get", "list", "watch"}) {
+						t.Errorf("the webhook may %v in the link namespace", r.Verbs)
+					}
+				}
+				continue
+			}
+			for _, r := range typed[rbacv1.ClusterRole](t, o).Rules {
+				if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
+					t.Errorf("%s %s/%s grants the webhook %v on Secrets", kind, o.GetNamespace(), o.GetName(), r.Verbs)
+				}
+			}
 		}
 	}
 }
@@ -329,6 +393,14 @@ func checkOptional(t *testing.T, objs []*unstructured.Unstructured, values map[s
 	} else if count("NetworkPolicy") != 0 {
 		t.Errorf("%d NetworkPolicies rendered, none asked for", count("NetworkPolicy"))
 	}
+	// The SSRF guard of HTTP sinks: private ranges denied only when asked.
+	deny := false
+	if s, ok := values["manager.sink"].(map[string]any); ok {
+		deny = s["denyPrivateNetworks"] == true
+	}
+	if want := fmt.Sprintf("--sink-deny-private-networks=%t", deny); !slices.Contains(args(t, objs, "sb-switchboard-manager"), want) {
+		t.Errorf("the manager has no %s among %v", want, args(t, objs, "sb-switchboard-manager"))
+	}
 	if ups, ok := values["upstreams"].(map[string]any); ok {
 		for _, name := range []string{"sb-switchboard-manager", "sb-switchboard-webhook"} {
 			for up, url := range ups {
@@ -373,6 +445,12 @@ func checkNetworkPolicies(t *testing.T, objs []*unstructured.Unstructured, value
 		return open, restricted
 	}
 	_, metricsFrom := values["networkPolicy.metricsFrom"]
+	var sinkTo, sinkPorts []any
+	if s, ok := values["networkPolicy.sinks"].(map[string]any); ok {
+		sinkTo, _ = s["to"].([]any)
+		sinkPorts, _ = s["ports"].([]any)
+	}
+	sinks := len(sinkTo) > 0
 	for component, wantOpen := range map[string][]port{"webhook": {{corev1.ProtocolTCP, 9443}}, "manager": nil} {
 		open, restricted := ingressPorts(np[component])
 		if !slices.Equal(open, wantOpen) {
@@ -395,8 +473,29 @@ func checkNetworkPolicies(t *testing.T, objs []*unstructured.Unstructured, value
 		if _, ok := values["upstreams"]; ok {
 			want = append(want, port{corev1.ProtocolTCP, 9000}) // http://minio.storage:9000
 		}
+		if sinks && component == "manager" {
+			for _, p := range sinkPorts {
+				want = append(want, port{corev1.ProtocolTCP, p.(int)})
+			}
+		}
 		if !slices.Equal(egress, want) {
-			t.Errorf("%s NetworkPolicy egress ports %v, want DNS, the API server and the upstreams: %v", component, egress, want)
+			t.Errorf("%s NetworkPolicy egress ports %v, want DNS, the API server, the upstreams and (the manager) the sinks: %v", component, egress, want)
+		}
+		// The sinks' rule is the manager's only, to exactly the peers
+		// given; without networkPolicy.sinks.to there is no such rule.
+		wantRules := 3
+		if sinks && component == "manager" {
+			wantRules = 4
+		}
+		if len(np[component].Spec.Egress) != wantRules {
+			t.Fatalf("%s NetworkPolicy has %d egress rules, want %d", component, len(np[component].Spec.Egress), wantRules)
+		}
+		if wantRules == 4 {
+			to := np[component].Spec.Egress[3].To
+			if len(to) != 1 || to[0].IPBlock != nil || to[0].NamespaceSelector == nil || to[0].PodSelector == nil ||
+				to[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "booking" || to[0].PodSelector.MatchLabels["app"] != "appointments" {
+				t.Errorf("manager NetworkPolicy sink rule goes to %+v, want the booking namespace's appointments pods", to)
+			}
 		}
 	}
 }

@@ -54,6 +54,14 @@ func TestWrongValuesAreRefusedWithAMessageNamingThem(t *testing.T) {
 			values: map[string]any{"webhook.replica": 2},
 			want:   []string{"additional properties 'replica' not allowed"},
 		},
+		"a sink policy that is not a boolean": {
+			values: map[string]any{"manager.sink": map[string]any{"denyPrivateNetworks": "yes"}},
+			want:   []string{"/manager/sink/denyPrivateNetworks", "want boolean"},
+		},
+		"a sink port that is not a port": {
+			values: map[string]any{"networkPolicy.sinks": map[string]any{"ports": []any{"http"}}},
+			want:   []string{"/networkPolicy/sinks/ports/0", "want integer"},
+		},
 		"the image tag latest": {
 			values: map[string]any{"image.tag": "latest"},
 			want:   []string{"/image/tag"},

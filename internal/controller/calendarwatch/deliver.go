@@ -23,6 +23,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -77,6 +78,11 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		st.PendingDeliveries, st.DeliveryFailures, st.NextDeliveryAt = nil, 0, nil
 		return runner.Continue()
 	}
+	// A URL whose host is an IP the manager refuses stalls the watch at
+	// once; a host name is judged when a delivery dials it (below).
+	if err := r.Out.CheckSinkURL(obj.Spec.Sink.HTTP.URL); err != nil {
+		return sinkRefused(obj, err)
+	}
 	if len(st.PendingDeliveries) == 0 {
 		return runner.Continue()
 	}
@@ -96,6 +102,9 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	for len(st.PendingDeliveries) > 0 {
 		d := st.PendingDeliveries[0]
 		if err := r.post(ctx, obj, key, d, run.Now); err != nil {
+			if errors.Is(err, outbound.ErrSinkAddressRefused) {
+				return sinkRefused(obj, err)
+			}
 			st.DeliveryFailures++
 			next := metav1.NewTime(run.Now.Add(outbound.CalendarRetries.AfterOr(int(st.DeliveryFailures), err, obj.Spec.BackupSyncInterval.Duration)))
 			st.NextDeliveryAt = &next
@@ -111,6 +120,38 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the HTTP sink accepted every cancelled event")
 	return runner.Continue()
 }
+
+// sinkRefused stalls a watch whose HTTP sink is at an address the
+// manager never posts to (outbound.SinkPolicy: loopback, link-local such
+// as the cloud metadata service, unspecified, and private ranges under
+// --sink-deny-private-networks): no connection was opened, and only a
+// person changing spec.sink.http.url can help. The sync and the objects
+// sink have run; the deliveries wait in status, and the watch is looked
+// at again every backupSyncInterval (or on a push, a spec change or a
+// requested-at), never in a loop. The message names the address, never
+// the URL, whose query may hold a secret.
+func sinkRefused(obj *v1alpha1.CalendarWatch, err error) runner.Outcome {
+	why := "its address is refused"
+	var se *outbound.SinkAddressError
+	if errors.As(err, &se) {
+		why = se.Error()
+	}
+	err = &sinkRefusedError{err: err, msg: fmt.Sprintf("the HTTP sink is refused: %s; change spec.sink.http.url (deliveries waiting: %d)",
+		why, len(obj.Status.PendingDeliveries))}
+	status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionFalse, v1alpha1.SinkAddressRefusedReason, err.Error())
+	return runner.Stall(v1alpha1.SinkAddressRefusedReason, err).RecheckAfter(obj.Spec.BackupSyncInterval.Duration)
+}
+
+// sinkRefusedError is the refusal as a person reads it, wrapping the
+// outbound error (outbound.ErrSinkAddressRefused) for the log.
+type sinkRefusedError struct {
+	msg string
+	err error
+}
+
+func (e *sinkRefusedError) Error() string { return e.msg }
+
+func (e *sinkRefusedError) Unwrap() error { return e.err }
 
 func (r *Reconciler) signingKey(ctx context.Context, obj *v1alpha1.CalendarWatch) ([]byte, error) {
 	ref := obj.Spec.Sink.HTTP.SigningSecretRef
