@@ -64,7 +64,7 @@ type Webhook struct {
 	Registerer prometheus.Registerer
 	// StateNamespace is the server's own namespace ("default" when empty).
 	StateNamespace string
-	srv        *httptest.Server
+	srv            *httptest.Server
 }
 
 // NewWebhook listens on loopback; Serve starts it on the manager's cache
