@@ -180,15 +180,17 @@ func (h *Handovers) Await(ctx context.Context, key types.NamespacedName) (Outcom
 	err := waitFor(ctx, d, func(ctx context.Context) (bool, error) {
 		var sec corev1.Secret
 		if err := h.Reader.Get(ctx, key, &sec); err != nil {
-			return false, client.IgnoreNotFound(err) // not in the cache yet
+			// Not in the cache yet, or a read cut short by the deadline:
+			// either way, not answered yet.
+			return false, nil
 		}
 		out = outcomeFrom(&sec)
 		return out.Result != "", nil
 	})
-	if wait.Interrupted(err) || errors.Is(err, context.DeadlineExceeded) {
+	if err != nil {
 		return Outcome{}, ErrHandoverPending
 	}
-	return out, err
+	return out, nil
 }
 
 // handoverPoll is how often Await looks at the cache: a read of memory.
