@@ -56,7 +56,7 @@ import (
 func main() {
 	opts := webhook.Options{}
 	var publicURL, stateNamespace string
-	var linkNamespace, linkKeys, s3Public, discordClient string
+	var linkNamespace, linkKeys, s3Public, discordClient, watchNamespaces string
 	var presignTTL, auditFlush time.Duration
 	ups := upstream.NewSet()
 	flag.StringVar(&opts.Addr, "bind-address", ":9443", "Address of the public listener: GET / and the inbound routes only.")
@@ -69,7 +69,8 @@ func main() {
 	flag.StringVar(&s3Public, "s3-public-endpoint", "", "Base URL of the S3 API as receivers' browsers reach it, for presigned download URLs; default the --upstream s3 URL.")
 	flag.DurationVar(&presignTTL, "presign-ttl", webhook.DefaultPresignTTL, "How long a resolved share link's download URL works (never past the link's expiry).")
 	flag.DurationVar(&auditFlush, "audit-flush-interval", webhook.DefaultAuditFlush, "How often resolve counts are added to ReceiveLinks' status (each resolve's Event is sent at once).")
-	flag.StringVar(&discordClient, "discord-client-secret", "", "NAMESPACE/NAME of the Secret with the Discord application's client_id and client_secret, for receivers' Discord sign-in; empty disables it (links restricted to a Discord user then answer 503).")
+	flag.StringVar(&discordClient, "discord-client-secret", "", "Secret in --state-namespace (NAME, or NAMESPACE/NAME with that namespace) with the Discord application's client_id and client_secret, for receivers' Discord sign-in; empty disables it (links restricted to a Discord user then answer 503).")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose resources the routes serve (the manager's --watch-namespaces); empty serves every namespace.")
 	flag.Int64Var(&opts.MaxBodyBytes, "max-body-bytes", webhook.DefaultMaxBodyBytes, "Largest request body accepted; larger ones get 413.")
 	flag.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "Time a client has to send its request headers.")
 	flag.DurationVar(&opts.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "Time a client has to send its whole request.")
@@ -96,9 +97,10 @@ func main() {
 	scheme := setup.Scheme()
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = scheme
-		o.Cache = setup.CacheOptions(scheme)
-		co := setup.ClientOptions()
-		o.Client.Cache = &co
+		// The webhook faces the internet: it caches (and may read) only the
+		// managed-by Secrets of its own namespace and the link namespace.
+		o.Cache = setup.Scope{Watch: setup.ParseNamespaces(watchNamespaces), Own: []string{stateNamespace, linkNamespace},
+			SecretsOnlyInOwn: true}.CacheOptions(scheme)
 	})
 	if err != nil {
 		setupLog.Error(err, "cannot create Kubernetes client")
@@ -156,7 +158,7 @@ func main() {
 	defer stopLinks()
 	deps.Links = links
 	if discordClient != "" {
-		key, err := namespacedName(discordClient)
+		key, err := namespacedName(discordClient, stateNamespace)
 		if err != nil {
 			setupLog.Error(err, "invalid --discord-client-secret")
 			os.Exit(1)
@@ -217,11 +219,18 @@ func receiveLinks(ctx context.Context, cfg *rest.Config, cl cluster.Cluster, out
 	return links, func() { <-done; b.Shutdown() }, nil
 }
 
-// namespacedName parses NAMESPACE/NAME.
-func namespacedName(s string) (types.NamespacedName, error) {
+// namespacedName parses NAME or NAMESPACE/NAME of a Secret that must be in
+// namespace: the webhook reads no Secret anywhere else.
+func namespacedName(s, namespace string) (types.NamespacedName, error) {
 	ns, name, ok := strings.Cut(s, "/")
-	if !ok || ns == "" || name == "" {
-		return types.NamespacedName{}, fmt.Errorf("%q is not NAMESPACE/NAME", s)
+	if !ok {
+		ns, name = namespace, s
+	}
+	if ns == "" || name == "" {
+		return types.NamespacedName{}, fmt.Errorf("%q is not NAME or NAMESPACE/NAME", s)
+	}
+	if ns != namespace {
+		return types.NamespacedName{}, fmt.Errorf("the Secret %s/%s is not in --state-namespace %s: the webhook reads Secrets only there", ns, name, namespace)
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
