@@ -214,7 +214,9 @@ func receiveLinks(ctx context.Context, cfg *rest.Config, cl cluster.Cluster, out
 		Interval: c.auditFlush, Log: c.log.WithName("audit")}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = audit.Start(ctx) }()
-	links := &webhook.Links{Namespace: c.namespace, Cache: cl.GetCache(), Blobs: bc, Secrets: cl.GetAPIReader(),
+	// The resolve route reads Secrets only from the cache, and only in the
+	// link namespace: the manager copies what it needs there.
+	links := &webhook.Links{Namespace: c.namespace, Cache: cl.GetCache(), Blobs: bc,
 		DefaultKeys: types.NamespacedName{Namespace: c.namespace, Name: c.keys}, PresignTTL: c.presignTTL, Audit: audit}
 	return links, func() { <-done; b.Shutdown() }, nil
 }

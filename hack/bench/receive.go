@@ -132,7 +132,7 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	srv, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
 		webhook.Deps{Client: r.hook.GetClient(), APIReader: r.hook.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 			PublicURL: r.hookURL, StateNamespace: benchOperatorNS,
-			Links: &webhook.Links{Namespace: benchOperatorNS, Cache: r.hook.GetCache(), Blobs: bc, Secrets: r.hook.GetAPIReader(),
+			Links: &webhook.Links{Namespace: benchOperatorNS, Cache: r.hook.GetCache(), Blobs: bc,
 				DefaultKeys: keys, Audit: audit}},
 		webhook.Registered()...)
 	if err != nil {

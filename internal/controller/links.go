@@ -47,6 +47,10 @@ type LinksDeps struct {
 	Workers int
 	// SweepInterval is how often the sweep runs.
 	SweepInterval time.Duration
+	// MirrorInterval is how often the copies of the links' Secrets in
+	// Namespace are compared with their sources (the sweep's default when
+	// 0).
+	MirrorInterval time.Duration
 	// Registerer receives the sweep's metrics.
 	Registerer prometheus.Registerer
 }
@@ -68,8 +72,8 @@ func SetupLinks(mgr ctrl.Manager, d LinksDeps) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	sweep := &receivelink.Sweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Reconciler: r,
-		Namespace: d.Namespace, Interval: d.SweepInterval, Registerer: d.Registerer}
+	sweep := &receivelink.Sweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Reconciler: r,
+		Namespace: d.Namespace, Interval: d.SweepInterval, MirrorInterval: d.MirrorInterval, Registerer: d.Registerer}
 	if err := mgr.Add(sweep); err != nil {
 		return fmt.Errorf("add the ReceiveLink sweep: %w", err)
 	}

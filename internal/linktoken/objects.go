@@ -16,6 +16,8 @@ limitations under the License.
 
 package linktoken
 
+import "github.com/switchboard-dev/switchboard/internal/capability"
+
 // The objects of a link outside its own namespace, shared by the controller
 // that writes them and the webhook that reads them.
 
@@ -44,11 +46,44 @@ const (
 	DataRegion      = "region"
 	DataCredentials = "credentials_secret" // in DataNamespace
 	DataPolicy      = "deletion_policy"
+	// DataKeySecret names the key Secret (in DataNamespace) the long token
+	// was sealed with; empty for the default keys. The webhook opens the
+	// long token with that Secret's mirror, KeysMirrorName.
+	DataKeySecret = "key_secret"
+	// DataAccessKeyID and DataSecretAccessKey are a copy of the link's
+	// storage credentials (named as in the credentials Secret), for the
+	// webhook to presign with: it holds no right to read the link's own
+	// namespace. They go with the long token at expiry.
+	DataAccessKeyID     = "access_key_id"
+	DataSecretAccessKey = "secret_access_key"
 	// DataBlobDeleted is set ("true") once the blob is deleted: the object
 	// is then a tombstone that makes the short link answer 410 until the
 	// link itself is deleted.
 	DataBlobDeleted = "blob_deleted"
 )
+
+// A key mirror is a copy, in the operator's namespace, of a key Secret
+// that links name in spec.encryptionKeySecretRef: the webhook faces the
+// internet and reads no Secret in the links' namespaces, so the manager
+// copies each key Secret in use next to the short-token objects. It is
+// never the object that holds a long token: whoever reads one of them
+// alone cannot open a link.
+const (
+	// KeysMirrorLabel is "true" on every key mirror.
+	KeysMirrorLabel = "switchboard.dev/receive-keys"
+	// KeysSourceAnnotation is the NAMESPACE/NAME of the mirrored Secret.
+	KeysSourceAnnotation = "switchboard.dev/receive-keys-source"
+	// UnusedSinceAnnotation marks a mirror that no live link used at a
+	// sweep; the next sweep deletes it if it is still unused and
+	// unchanged.
+	UnusedSinceAnnotation = "switchboard.dev/unused-since"
+)
+
+// KeysMirrorName is the name of the mirror of the key Secret name in
+// namespace: a hash of both, so that no two sources share a mirror.
+func KeysMirrorName(namespace, name string) string {
+	return capability.ChildName("rkeys", namespace+"/"+name, 40)
+}
 
 // Keys of the share Secret, owned by the link in its namespace.
 const (

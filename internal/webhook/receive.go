@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -57,13 +56,6 @@ func init() {
 // URL copied out of a browser's history soon stops working.
 const DefaultPresignTTL = 5 * time.Minute
 
-// secretTTL is how long the webhook reuses a Secret a person created (the
-// link's key Secret and storage credentials), which it does not cache:
-// one API read per resolve would cap resolves at the API server's pace. A
-// key id the ring does not hold reads the Secret again at once, so a
-// rotation is seen on the first link it sealed.
-const secretTTL = 30 * time.Second
-
 // Presigner is what the resolve route needs of object storage; it signs
 // locally and calls nobody. *blob.Client is the implementation.
 type Presigner interface {
@@ -72,11 +64,20 @@ type Presigner interface {
 
 // Links is what the receive routes need; nil Deps.Links answers every
 // short link 404.
+//
+// The webhook faces the internet, so it reads no Secret in a link's own
+// namespace: the manager copies what a resolve needs into Namespace (the
+// link namespace), labelled managed-by so that the informer cache holds
+// it. The short-token object carries the link's storage credentials; a
+// key mirror (linktoken.KeysMirrorName) the key Secret the link names;
+// links that name none use DefaultKeys, which is there already.
 type Links struct {
-	// Namespace holds the short-token objects (the operator's).
+	// Namespace holds the short-token objects and key mirrors (the
+	// operator's, --link-namespace).
 	Namespace string
-	// Cache is the informer cache: it holds the short-token objects (they
-	// carry the managed-by label), so a resolve reads no API.
+	// Cache is the informer cache: it holds the short-token objects, the
+	// key mirrors and the default key Secret (they carry the managed-by
+	// label), so a resolve reads no API and no Secret outside Namespace.
 	Cache client.Reader
 	// Blobs presigns download URLs.
 	Blobs Presigner
@@ -88,11 +89,6 @@ type Links struct {
 	Clock clock.PassiveClock
 	// Audit records resolves (required).
 	Audit *Auditor
-	// Secrets reads the Secrets people create (the key Secret, storage
-	// credentials) from the API server; they are kept secretTTL.
-	Secrets client.Reader
-
-	secrets secretCache
 }
 
 func (l *Links) now() time.Time {
@@ -135,6 +131,9 @@ func resolve(d Deps) HandlerFunc {
 			return Errorf(http.StatusGone, "the link has expired")
 		}
 		claims, err := lk.unseal(ctx, &link, &obj)
+		if errors.Is(err, errKeysUnreadable) {
+			return Unavailable(DefaultRetryAfter, "cannot read the link's keys; retry later").WithCause(err)
+		}
 		if err != nil {
 			// An edited object or a removed key: say nothing more than for
 			// an unknown token, and tell the operator (never the token).
@@ -175,7 +174,7 @@ func resolve(d Deps) HandlerFunc {
 		if ttl < time.Second {
 			return Errorf(http.StatusGone, "the link has expired")
 		}
-		o, err := lk.object(ctx, &link)
+		o, err := lk.object(&link, &obj)
 		if err != nil {
 			return Unavailable(DefaultRetryAfter, "cannot read the link's storage credentials; retry later").WithCause(err)
 		}
@@ -201,70 +200,46 @@ func (l *Links) presignTTL() time.Duration {
 	return DefaultPresignTTL
 }
 
-// unseal opens the object's long token with the link's keys, reading the
-// key Secret again once when the token names a key the ring lacks.
+// errKeysUnreadable: the cache could not be read (not a missing key).
+var errKeysUnreadable = errors.New("cannot read the link's keys")
+
+// unseal opens the object's long token with the keys it was sealed with:
+// the mirror of the key Secret it names, or the default key Secret, both
+// in Namespace and read from the cache. The manager writes a new key into
+// the mirror before it seals a token with it, and both objects are seen in
+// order on one watch, so a cache holding the token holds its key. A key
+// Secret that is gone (the manager deletes its mirror) is a key that is
+// gone.
 func (l *Links) unseal(ctx context.Context, link *v1alpha1.ReceiveLink, obj *corev1.Secret) (linktoken.Claims, error) {
 	key := l.DefaultKeys
-	if ref := link.Spec.EncryptionKeySecretRef; ref != nil {
-		key = types.NamespacedName{Namespace: link.Namespace, Name: ref.Name}
+	name, recorded := obj.Data[linktoken.DataKeySecret]
+	if ref := link.Spec.EncryptionKeySecretRef; !recorded && ref != nil {
+		name = []byte(ref.Name) // minted before the objects named it
 	}
-	keyID, long := string(obj.Data[linktoken.DataKeyID]), string(obj.Data[linktoken.DataLongToken])
-	for _, fresh := range []bool{false, true} {
-		sec, err := l.secrets.get(ctx, l.Secrets, key, fresh, l.now())
-		if err != nil {
-			return linktoken.Claims{}, err
-		}
-		kr, err := linktoken.KeyringFrom(sec)
-		if err != nil {
-			return linktoken.Claims{}, err
-		}
-		if _, held := kr.Keys[keyID]; held || fresh {
-			return linktoken.Open(kr, keyID, long)
-		}
-	}
-	return linktoken.Claims{}, linktoken.ErrUnsealable
-}
-
-// object is the link's blob with its credentials.
-func (l *Links) object(ctx context.Context, link *v1alpha1.ReceiveLink) (blob.Object, error) {
-	sec, err := l.secrets.get(ctx, l.Secrets, types.NamespacedName{Namespace: link.Namespace, Name: link.Spec.Blob.CredentialsSecretRef.Name}, false, l.now())
-	if err != nil {
-		return blob.Object{}, err
-	}
-	creds, err := blob.CredentialsFrom(sec)
-	if err != nil {
-		return blob.Object{}, err
-	}
-	return blob.Object{Bucket: link.Spec.Blob.Bucket, Key: link.Spec.Blob.Key, Region: link.Spec.Blob.Region, Credentials: creds}, nil
-}
-
-// secretCache keeps Secrets the webhook does not cache for secretTTL.
-type secretCache struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]cachedSecret
-}
-
-type cachedSecret struct {
-	sec *corev1.Secret
-	at  time.Time
-}
-
-func (c *secretCache) get(ctx context.Context, reader client.Reader, key types.NamespacedName, fresh bool, now time.Time) (*corev1.Secret, error) {
-	c.mu.Lock()
-	e, ok := c.m[key]
-	c.mu.Unlock()
-	if ok && !fresh && now.Sub(e.at) < secretTTL {
-		return e.sec, nil
+	if len(name) > 0 {
+		key = types.NamespacedName{Namespace: l.Namespace, Name: linktoken.KeysMirrorName(link.Namespace, string(name))}
 	}
 	var sec corev1.Secret
-	if err := reader.Get(ctx, key, &sec); err != nil {
-		return nil, fmt.Errorf("read Secret %s: %w", key, err)
+	if err := l.Cache.Get(ctx, key, &sec); err != nil {
+		if apierrors.IsNotFound(err) {
+			return linktoken.Claims{}, fmt.Errorf("no key Secret %s: %w", key, linktoken.ErrUnsealable)
+		}
+		return linktoken.Claims{}, fmt.Errorf("%w: %w", errKeysUnreadable, err)
 	}
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[types.NamespacedName]cachedSecret{}
+	kr, err := linktoken.KeyringFrom(&sec)
+	if err != nil {
+		return linktoken.Claims{}, err
 	}
-	c.m[key] = cachedSecret{sec: &sec, at: now}
-	c.mu.Unlock()
-	return &sec, nil
+	return linktoken.Open(kr, string(obj.Data[linktoken.DataKeyID]), string(obj.Data[linktoken.DataLongToken]))
+}
+
+// object is the link's blob with the copy of its credentials that the
+// manager keeps in the short-token object.
+func (l *Links) object(link *v1alpha1.ReceiveLink, obj *corev1.Secret) (blob.Object, error) {
+	creds := blob.Credentials{AccessKeyID: string(obj.Data[linktoken.DataAccessKeyID]), SecretAccessKey: string(obj.Data[linktoken.DataSecretAccessKey])}
+	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+		return blob.Object{}, fmt.Errorf("the short-token object holds no copy of the storage credentials in Secret %s/%s (gone or incomplete?): %w",
+			link.Namespace, link.Spec.Blob.CredentialsSecretRef.Name, blob.ErrCredentialsIncomplete)
+	}
+	return blob.Object{Bucket: link.Spec.Blob.Bucket, Key: link.Spec.Blob.Key, Region: link.Spec.Blob.Region, Credentials: creds}, nil
 }

@@ -26,15 +26,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
 )
@@ -57,41 +48,15 @@ func (signNothing) PresignGet(_ context.Context, o blob.Object, ttl time.Duratio
 // server and S3 server; this one is a pure unit test, so it uses
 // controller-runtime's fake client.
 func FuzzResolve(f *testing.F) {
-	const (
-		opns  = "switchboard-system"
-		short = "Ab3dE5gH9k"
-	)
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	// The link names its own key Secret: the long token opens with its
+	// mirror in the link namespace, and the credentials are the short-token
+	// object's copy. No Secret of the link's namespace exists, and the
+	// client refuses to read one.
+	fx := newLinkFixture(f, true)
+	short, now, link, keys := fx.short, fx.now, fx.link, fx.keys
 	exp := now.Add(time.Hour)
-	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: opns, Name: "link-keys"}, Data: linktoken.NewKeyData("k1")}
-	kr, err := linktoken.KeyringFrom(keys)
-	if err != nil {
-		f.Fatal(err)
-	}
-	link := &v1alpha1.ReceiveLink{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "prize", UID: "8d3b-uid"}}
-	link.Spec.Blob = v1alpha1.BlobLocation{Bucket: "user-prize", Key: "a/賞品.zip", CredentialsSecretRef: v1alpha1.SecretReference{Name: "s3"}}
-	link.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.NewTime(now)}}
-	long, keyID, err := linktoken.Seal(kr, linktoken.Claims{Namespace: "team", Name: "prize", UID: link.UID, Bucket: "user-prize", Key: "a/賞品.zip", ExpiresAt: exp})
-	if err != nil {
-		f.Fatal(err)
-	}
-	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "s3"},
-		Data: blob.Credentials{AccessKeyID: "AKIA", SecretAccessKey: "secret"}.SecretData()}
+	long, keyID := string(fx.obj.Data[linktoken.DataLongToken]), string(fx.obj.Data[linktoken.DataKeyID])
 	genuineExp := exp.Format(time.RFC3339)
-
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		f.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		f.Fatal(err)
-	}
-	var fam Family
-	for _, g := range Registered() {
-		if g.Name == "receive" {
-			fam = g
-		}
-	}
 
 	f.Add("/r/"+short, long, keyID, genuineExp, "team", "prize", "", int64(0))
 	f.Add("/r/"+short, long[:len(long)-2]+"AA", keyID, genuineExp, "team", "prize", "", int64(0))
@@ -104,19 +69,13 @@ func FuzzResolve(f *testing.F) {
 		if !strings.HasPrefix(path, "/r/") {
 			return // the other routes are not this fuzz's
 		}
-		obj := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: opns, Name: linktoken.ObjectName(short),
-			Labels: map[string]string{linktoken.TokenLabel: "true", linktoken.LinkUIDLabel: string(link.UID)}},
-			Data: map[string][]byte{linktoken.DataLongToken: []byte(longToken), linktoken.DataKeyID: []byte(kid),
-				linktoken.DataExpiresAt: []byte(expiresAt), linktoken.DataNamespace: []byte(linkNS), linktoken.DataName: []byte(linkName)}}
-		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(link.DeepCopy(), keys.DeepCopy(), creds.DeepCopy(), obj).Build()
-		at := now.Add(time.Duration(offset%(3*3600)) * time.Second)
-		deps := Deps{Client: c, APIReader: c, Log: logr.Discard(), Links: &Links{Namespace: opns, Cache: c, Secrets: c, Blobs: signNothing{},
-			DefaultKeys: types.NamespacedName{Namespace: opns, Name: "link-keys"}, Clock: clocktesting.NewFakePassiveClock(at),
-			Audit: &Auditor{Client: c, Reader: c, Log: logr.Discard()}}}
-		s, err := NewServer(Options{Log: logr.Discard()}, deps, fam)
-		if err != nil {
-			t.Fatal(err)
+		obj := fx.obj.DeepCopy()
+		for k, v := range map[string]string{linktoken.DataLongToken: longToken, linktoken.DataKeyID: kid,
+			linktoken.DataExpiresAt: expiresAt, linktoken.DataNamespace: linkNS, linktoken.DataName: linkName} {
+			obj.Data[k] = []byte(v)
 		}
+		at := now.Add(time.Duration(offset%(3*3600)) * time.Second)
+		h, c := fx.server(t, at, link.DeepCopy(), keys.DeepCopy(), obj)
 		req, err := http.NewRequest(http.MethodGet, "http://x"+path, nil)
 		if err != nil {
 			return
@@ -126,7 +85,10 @@ func FuzzResolve(f *testing.F) {
 		}
 		req.RemoteAddr = "192.0.2.1:1234"
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, req)
+		h.ServeHTTP(rec, req)
+		if got := c.reads(); len(got) > 0 {
+			t.Fatalf("GET %q read Secrets outside the link namespace: %v", path, got)
+		}
 		genuine := req.URL.Path == "/r/"+short && longToken == long && kid == keyID && linkNS == "team" && linkName == "prize" &&
 			expiresAt == genuineExp && at.Before(exp)
 		switch {

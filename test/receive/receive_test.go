@@ -17,36 +17,50 @@ limitations under the License.
 // Package receive_test runs ReceiveLink end to end on a real API server
 // (seed 003, issue 9): the controller in a manager, the webhook's resolve
 // and Discord sign-in routes on a cache of their own, a real S3 server
-// (versitygw) and the sandbox's Discord.
+// (versitygw) and the sandbox's Discord. The webhook runs as an identity
+// of its own whose RBAC grants Secrets only in its namespace and the link
+// namespace (issue 17): it faces the internet.
 package receive_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
@@ -72,7 +86,21 @@ var (
 	// scan reads them.
 	logs    = &testenv.Logs{}
 	metrics = prometheus.NewRegistry()
+	// hookCache and hookReader are the webhook's cache and API reader, as
+	// the restricted webhook identity.
+	hookCache  client.Reader
+	hookReader client.Reader
+	// outside records every request the webhook made for Secrets outside
+	// webhookNamespaces.
+	outside = &secretSpy{}
 )
+
+// webhookUser is the webhook's identity; webhookNamespaces are those whose
+// Secrets it may read: its own (testenv serves OAuth states in "default")
+// and the link namespace.
+const webhookUser = "switchboard-webhook-test"
+
+var webhookNamespaces = map[string]bool{"default": true, "switchboard-system": true}
 
 const bucket = "user-prize"
 
@@ -113,10 +141,25 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		logger := logs.Logger()
-		hookMgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
+		if err := grantWebhook(ctx, e.Client); err != nil {
+			return nil, err
+		}
+		// The webhook as it runs in a cluster: its own identity, and a
+		// cache of the managed-by Secrets of its two namespaces only.
+		hookCfg := rest.CopyConfig(e.Config)
+		hookCfg.Impersonate = rest.ImpersonationConfig{UserName: webhookUser}
+		hookCfg.Wrap(outside.wrap)
+		secretNamespaces := map[string]cache.Config{}
+		for ns := range webhookNamespaces {
+			secretNamespaces[ns] = cache.Config{}
+		}
+		hookMgr, err := ctrl.NewManager(hookCfg, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger,
+			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Namespaces: secretNamespaces,
+				Label: labels.SelectorFromSet(labels.Set{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue})}}}})
 		if err != nil {
 			return nil, err
 		}
+		hookCache, hookReader = hookMgr.GetCache(), hookMgr.GetAPIReader()
 		if err := index.Register(ctx, hookMgr.GetFieldIndexer()); err != nil {
 			return nil, err
 		}
@@ -129,7 +172,7 @@ func TestMain(m *testing.M) {
 		keys := types.NamespacedName{Namespace: opns, Name: "link-keys"}
 		audit := &webhook.Auditor{Client: hookMgr.GetClient(), Reader: hookMgr.GetAPIReader(),
 			Recorder: hookMgr.GetEventRecorder("switchboard-webhook"), Interval: 50 * time.Millisecond, Log: logger}
-		hook.Links = &webhook.Links{Namespace: opns, Cache: hookMgr.GetCache(), Blobs: bc, Secrets: hookMgr.GetAPIReader(),
+		hook.Links = &webhook.Links{Namespace: opns, Cache: hookMgr.GetCache(), Blobs: bc,
 			DefaultKeys: keys, Audit: audit, Clock: webhookClock{}}
 		hook.SignIn = &webhook.SignIn{Sessions: &session.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient(), Namespace: opns,
 			Engine:    &oauth.Engine{Store: &oauth.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient()}, Out: out},
@@ -144,7 +187,10 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		if err := controller.SetupLinks(mgr, controller.LinksDeps{Out: out, Namespace: opns, DefaultKeys: keys, PublicURL: hookURL, Registerer: metrics}); err != nil {
+		// Rotations reach the copies in the link namespace within a
+		// refresh: a short one here.
+		if err := controller.SetupLinks(mgr, controller.LinksDeps{Out: out, Namespace: opns, DefaultKeys: keys, PublicURL: hookURL, Registerer: metrics,
+			MirrorInterval: 100 * time.Millisecond}); err != nil {
 			return nil, err
 		}
 		stopMgr := testenv.StartManager(mgr)
@@ -168,12 +214,19 @@ func noRedirects(t *testing.T) *http.Client {
 // until it is Ready; it returns the link and its short token.
 func share(t *testing.T, ns, name, body string, change func(*v1alpha1.ReceiveLink)) (*v1alpha1.ReceiveLink, string) {
 	t.Helper()
+	return shareWith(t, ns, name, body, s3.Credentials, change)
+}
+
+// shareWith is share with the credentials in the link's Secret
+// (name-s3, in ns) given.
+func shareWith(t *testing.T, ns, name, body string, creds blob.Credentials, change func(*v1alpha1.ReceiveLink)) (*v1alpha1.ReceiveLink, string) {
+	t.Helper()
 	ctx := context.Background()
 	key := "user_prize/" + ns + "/" + name + " 賞品.zip"
 	if err := s3.Blob.Put(ctx, s3.Object(bucket, key), []byte(body), "application/zip"); err != nil {
 		t.Fatal(err)
 	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-s3"}, Data: s3.Credentials.SecretData()}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-s3"}, Data: creds.SecretData()}
 	if err := env.Client.Create(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
@@ -379,27 +432,35 @@ func TestADiscordRestrictedLinkNeedsThatUserSignedIn(t *testing.T) {
 // metric of the manager and the webhook.
 func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 	ns, _ := env.Namespace("rcv")
-	l, short := share(t, ns, "scan", "scanned bytes", nil)
+	ctx := context.Background()
+	// The link names its own keys: they are mirrored into the link
+	// namespace, and its credentials copied beside its long token.
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scan-keys"}, Data: linktoken.NewKeyData("k1")}); err != nil {
+		t.Fatal(err)
+	}
+	l, short := share(t, ns, "scan", "scanned bytes", withKeys("scan-keys"))
 	c := noRedirects(t)
 	resp := resolveWhenCached(t, c, short)
 	loc, _ := url.Parse(resp.Header.Get("Location"))
-	var obj, shareSec, creds corev1.Secret
-	ctx := context.Background()
+	var obj, shareSec, creds, mirror corev1.Secret
 	for key, into := range map[types.NamespacedName]*corev1.Secret{
-		{Namespace: opns, Name: linktoken.ObjectName(short)}:         &obj,
-		{Namespace: ns, Name: l.Status.ShareSecretName}:              &shareSec,
-		{Namespace: ns, Name: l.Spec.Blob.CredentialsSecretRef.Name}: &creds,
+		{Namespace: opns, Name: linktoken.ObjectName(short)}:               &obj,
+		{Namespace: ns, Name: l.Status.ShareSecretName}:                    &shareSec,
+		{Namespace: ns, Name: l.Spec.Blob.CredentialsSecretRef.Name}:       &creds,
+		{Namespace: opns, Name: linktoken.KeysMirrorName(ns, "scan-keys")}: &mirror,
 	} {
 		if err := env.Client.Get(ctx, key, into); err != nil {
 			t.Fatal(err)
 		}
 	}
 	secrets := map[string]string{
-		"short token":        short,
-		"long token":         string(obj.Data[linktoken.DataLongToken]),
-		"share URL":          string(shareSec.Data[linktoken.ShareURL]),
-		"download signature": loc.Query().Get("X-Amz-Signature"),
-		"storage secret key": string(creds.Data[blob.KeySecretAccessKey]),
+		"short token":             short,
+		"long token":              string(obj.Data[linktoken.DataLongToken]),
+		"share URL":               string(shareSec.Data[linktoken.ShareURL]),
+		"download signature":      loc.Query().Get("X-Amz-Signature"),
+		"storage secret key":      string(creds.Data[blob.KeySecretAccessKey]),
+		"copied storage key":      string(obj.Data[linktoken.DataSecretAccessKey]),
+		"mirrored encryption key": string(mirror.Data["k1"]),
 	}
 	for what, v := range secrets {
 		if len(v) < 10 {
@@ -414,6 +475,11 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	secrets["tampered long token"] = string(bad.Data[linktoken.DataLongToken]) + "x"
+	var defaultKeys corev1.Secret
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: opns, Name: "link-keys"}, &defaultKeys); err != nil {
+		t.Fatal(err)
+	}
+	secrets["default encryption key"] = string(defaultKeys.Data[string(defaultKeys.Data[linktoken.KeyCurrent])])
 	bad.Data[linktoken.DataLongToken] = []byte(secrets["tampered long token"])
 	if err := env.Client.Update(ctx, &bad); err != nil {
 		t.Fatal(err)
@@ -447,7 +513,7 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 			}
 		}
 	}
-	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": logs.Text(), "metrics": exposition.String()}
+	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": switchboardLogs(), "metrics": exposition.String()}
 	for where, text := range places {
 		if len(text) < 100 {
 			t.Fatalf("%s hold %d bytes: the scan would prove nothing", where, len(text))
@@ -461,4 +527,250 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 	if !strings.Contains(exposition.String(), `switchboard_webhook_requests_total{`) {
 		t.Errorf("the webhook's metrics were not gathered")
 	}
+}
+
+// switchboardLogs is every captured line but client-go's dumps of request
+// and response bodies. client-go writes those at verbosity 8 (the test
+// loggers keep 10): every object a client sends or receives, Secrets
+// included, as a hex dump whose 16-byte rows cut a token apart, so a scan
+// finds one or not by where it falls. They are not Switchboard's lines; a
+// deployment must run its binaries below verbosity 8, or every Secret they
+// write is in its logs.
+func switchboardLogs() string {
+	var kept []string
+	for _, line := range strings.Split(logs.Text(), "\n") {
+		if !strings.Contains(line, `"msg"="Request Body"`) && !strings.Contains(line, `"msg"="Response Body"`) {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// withKeys makes a link name its own key Secret.
+func withKeys(name string) func(*v1alpha1.ReceiveLink) {
+	return func(l *v1alpha1.ReceiveLink) { l.Spec.EncryptionKeySecretRef = &v1alpha1.SecretReference{Name: name} }
+}
+
+// download follows a resolve's redirect on the real S3 server and checks
+// the bytes; it returns the presigned URL.
+func download(t *testing.T, resp *http.Response, want string) *url.URL {
+	t.Helper()
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("resolve = %d, want 302", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Location")
+	if dl, body := get(t, http.DefaultClient, loc); dl.StatusCode != http.StatusOK || body != want {
+		t.Fatalf("download = %d %q, want %q", dl.StatusCode, body, want)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// signedBy says whether a presigned URL is signed with the access key id.
+func signedBy(u *url.URL, accessKeyID string) bool {
+	return strings.HasPrefix(u.Query().Get("X-Amz-Credential"), accessKeyID+"/")
+}
+
+// noSecretReadOutside fails the test if the webhook has asked the API
+// server for any Secret outside its namespaces (in this test or before).
+func noSecretReadOutside(t *testing.T) {
+	t.Helper()
+	if seen := outside.requests(); len(seen) > 0 {
+		t.Fatalf("the webhook asked for Secrets outside %v: %v", webhookNamespaces, seen)
+	}
+}
+
+// TestTheWebhookResolvesWithoutReadingALinksNamespace: a link naming its
+// own key Secret, its credentials in its own namespace, resolves to a
+// download that works, though the webhook's identity cannot read either
+// Secret: the manager published their copies in the link namespace.
+func TestTheWebhookResolvesWithoutReadingALinksNamespace(t *testing.T) {
+	ns, _ := env.Namespace("rcv")
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-keys"}, Data: linktoken.NewKeyData("k1")}); err != nil {
+		t.Fatal(err)
+	}
+	l, short := share(t, ns, "walled", "bytes behind a wall", withKeys("team-keys"))
+
+	// The restriction is real: the webhook's identity is refused both.
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: webhookUser}
+	as, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"team-keys", l.Spec.Blob.CredentialsSecretRef.Name} {
+		if err := as.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{}); !apierrors.IsForbidden(err) {
+			t.Fatalf("the webhook's identity reading Secret %s/%s: %v, want Forbidden", ns, name, err)
+		}
+	}
+
+	c := noRedirects(t)
+	u := download(t, resolveWhenCached(t, c, short), "bytes behind a wall")
+	if !signedBy(u, s3.Credentials.AccessKeyID) {
+		t.Errorf("the download URL is not signed with the link's credentials")
+	}
+	// What the webhook read instead: copies in the link namespace, in its
+	// cache.
+	var mirror corev1.Secret
+	if err := hookCache.Get(ctx, types.NamespacedName{Namespace: opns, Name: linktoken.KeysMirrorName(ns, "team-keys")}, &mirror); err != nil {
+		t.Fatalf("the key mirror is not in the webhook's cache: %v", err)
+	}
+	noSecretReadOutside(t)
+}
+
+// TestRotatedCredentialsAndKeysReachTheWebhook rotates a link's storage
+// credentials to another S3 user's, and adds a key to its key Secret: the
+// webhook presigns with the new credentials, and a link sealed with the
+// new key resolves, while the old one still does.
+func TestRotatedCredentialsAndKeysReachTheWebhook(t *testing.T) {
+	ns, _ := env.Namespace("rcv")
+	ctx := context.Background()
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-keys"}, Data: linktoken.NewKeyData("k1")}
+	if err := env.Client.Create(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	first := s3User(t)
+	l, short := shareWith(t, ns, "rotating", "rotating bytes", first, withKeys("team-keys"))
+	c := noRedirects(t)
+	if u := download(t, resolveWhenCached(t, c, short), "rotating bytes"); !signedBy(u, first.AccessKeyID) {
+		t.Fatalf("the first download URL is not signed by the first user")
+	}
+
+	// The credentials are rotated to a second user's.
+	second := s3User(t)
+	var creds corev1.Secret
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: l.Spec.Blob.CredentialsSecretRef.Name}, &creds); err != nil {
+		t.Fatal(err)
+	}
+	creds.Data = second.SecretData()
+	if err := env.Client.Update(ctx, &creds); err != nil {
+		t.Fatal(err)
+	}
+	var resp *http.Response
+	testenv.Eventually(t, "the webhook presigns with the rotated credentials", func() bool {
+		resp, _ = get(t, c, hookURL+"/r/"+short)
+		u, _ := url.Parse(resp.Header.Get("Location"))
+		return resp.StatusCode == http.StatusFound && signedBy(u, second.AccessKeyID)
+	})
+	download(t, resp, "rotating bytes")
+
+	// A second key becomes current; the first is kept.
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(keys), keys); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range linktoken.NewKeyData("k2") {
+		keys.Data[k] = v
+	}
+	if err := env.Client.Update(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	fresh, freshShort := share(t, ns, "sealed-k2", "sealed with k2", withKeys("team-keys"))
+	if fresh.Status.KeyID != "k2" {
+		t.Fatalf("the new link is sealed with %q, want k2", fresh.Status.KeyID)
+	}
+	download(t, resolveWhenCached(t, c, freshShort), "sealed with k2")
+	resp, _ = get(t, c, hookURL+"/r/"+short)
+	download(t, resp, "rotating bytes")
+	noSecretReadOutside(t)
+}
+
+// s3User creates a user of the S3 server, with the admin role (it reads
+// every bucket), through versitygw's admin API signed by the root
+// account.
+func s3User(t *testing.T) blob.Credentials {
+	t.Helper()
+	creds := blob.Credentials{AccessKeyID: "U" + capability.Base62(15), SecretAccessKey: capability.Random(30)}
+	body := fmt.Sprintf("<Account><Access>%s</Access><Secret>%s</Secret><Role>admin</Role></Account>", creds.AccessKeyID, creds.SecretAccessKey)
+	sum := sha256.Sum256([]byte(body))
+	req, err := http.NewRequest(http.MethodPatch, s3.Endpoint+"/create-user", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
+	root := aws.Credentials{AccessKeyID: s3.Credentials.AccessKeyID, SecretAccessKey: s3.Credentials.SecretAccessKey}
+	if err := v4.NewSigner().SignHTTP(context.Background(), root, req, hex.EncodeToString(sum[:]), "s3", s3.Region, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, b := getReq(t, req)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("create an S3 user = %d %s", resp.StatusCode, b)
+	}
+	return creds
+}
+
+func getReq(t *testing.T, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// grantWebhook gives webhookUser what the webhook needs: reading the
+// Switchboard kinds, writing ReceiveLink status and Events, and Secrets
+// in webhookNamespaces only.
+func grantWebhook(ctx context.Context, c client.Client) error {
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: webhookUser}}
+	objs := []client.Object{
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: webhookUser}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"receivelinks/status"}, Verbs: []string{"get", "update", "patch"}},
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
+		}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: webhookUser}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: webhookUser}},
+	}
+	for ns := range webhookNamespaces {
+		objs = append(objs,
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: webhookUser}, Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: webhookUser}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: webhookUser}})
+	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			return fmt.Errorf("grant the webhook: %w", err)
+		}
+	}
+	return nil
+}
+
+// secretSpy records the webhook's requests for Secrets outside
+// webhookNamespaces (RBAC refuses them; this says that none was made).
+type secretSpy struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (s *secretSpy) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		// /api/v1/secrets (every namespace) or /api/v1/namespaces/NS/secrets[/NAME]
+		p := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		cluster := len(p) >= 3 && p[0] == "api" && p[1] == "v1" && p[2] == "secrets"
+		namespaced := len(p) >= 5 && p[0] == "api" && p[1] == "v1" && p[2] == "namespaces" && p[4] == "secrets"
+		if cluster || namespaced && !webhookNamespaces[p[3]] {
+			s.mu.Lock()
+			s.seen = append(s.seen, r.Method+" "+r.URL.Path)
+			s.mu.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func (s *secretSpy) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.seen...)
 }

@@ -17,9 +17,11 @@ limitations under the License.
 package receivelink_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +169,24 @@ func (f *fixture) share(t *testing.T, key types.NamespacedName) map[string][]byt
 	return sec.Data
 }
 
+// mirror is the mirror of the key Secret name of f.ns, or nil.
+func (f *fixture) mirror(t *testing.T, name string) *corev1.Secret {
+	t.Helper()
+	var sec corev1.Secret
+	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.opns, Name: linktoken.KeysMirrorName(f.ns, name)}, &sec)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Labels[v1alpha1.ManagedByLabel] != v1alpha1.ManagedByValue || sec.Labels[linktoken.KeysMirrorLabel] != "true" ||
+		sec.Annotations[linktoken.KeysSourceAnnotation] != f.ns+"/"+name {
+		t.Fatalf("mirror %s is not labelled for the webhook's cache or does not name its source: %v %v", sec.Name, sec.Labels, sec.Annotations)
+	}
+	return &sec
+}
+
 func (f *fixture) tokenObject(t *testing.T, short string) (*corev1.Secret, bool) {
 	t.Helper()
 	var sec corev1.Secret
@@ -209,6 +229,12 @@ func TestMintsAShortLinkAndKeepsEveryTokenOutOfStatus(t *testing.T) {
 	obj, ok := f.tokenObject(t, short)
 	if !ok || string(obj.Data[linktoken.DataLongToken]) != long || obj.Labels[linktoken.LinkUIDLabel] != string(l.UID) {
 		t.Fatalf("short-token object = %+v", obj)
+	}
+	// It carries the credentials the webhook presigns with (the webhook
+	// reads no Secret of the link's namespace), labelled for its cache.
+	if string(obj.Data[linktoken.DataAccessKeyID]) != s3.Credentials.AccessKeyID || string(obj.Data[linktoken.DataSecretAccessKey]) != s3.Credentials.SecretAccessKey ||
+		obj.Labels[v1alpha1.ManagedByLabel] != v1alpha1.ManagedByValue {
+		t.Errorf("the short-token object does not carry the link's credentials, labelled managed-by: labels %v", obj.Labels)
 	}
 	// The long token seals this link, under the key id status shows.
 	var keys corev1.Secret
@@ -322,6 +348,11 @@ func TestExpiryDeletesTheBlobAndTokensOnTheSecondThenTheLinkAfterRetention(t *te
 	if !ok || len(obj.Data[linktoken.DataLongToken]) != 0 || string(obj.Data[linktoken.DataBlobDeleted]) != "true" {
 		t.Fatalf("short-token object after expiry = %+v (want a tombstone without the long token)", obj)
 	}
+	for _, k := range []string{linktoken.DataAccessKeyID, linktoken.DataSecretAccessKey, linktoken.DataKeyID} {
+		if _, held := obj.Data[k]; held {
+			t.Errorf("the tombstone still holds %s: no credential of an expired link stays in the link namespace", k)
+		}
+	}
 	if len(f.rec.With(v1alpha1.ExpiredReason)) != 1 {
 		t.Errorf("Expired events = %v", f.rec.All())
 	}
@@ -368,8 +399,15 @@ func TestRotatedKeysSealNewLinksWhileOldOnesStillOpen(t *testing.T) {
 	}
 	old := f.link(t, "old", f.upload(t, "old.zip"), ref)
 	f.reconcile(t, old)
+	if obj, _ := f.tokenObject(t, string(f.share(t, old)[linktoken.ShareShortToken])); string(obj.Data[linktoken.DataKeySecret]) != "my-keys" {
+		t.Errorf("the short-token object names key Secret %q, want my-keys", obj.Data[linktoken.DataKeySecret])
+	}
+	if m := f.mirror(t, "my-keys"); m == nil || !maps.EqualFunc(m.Data, keys.Data, bytes.Equal) {
+		t.Fatal("the key Secret is not mirrored into the link namespace")
+	}
 
-	// Rotation: a new key becomes current; the old one is kept.
+	// Rotation: a new key becomes current; the old one is kept. The mint
+	// that seals with it mirrors it first (the webhook reads the mirror).
 	for k, v := range linktoken.NewKeyData("2026-12") {
 		keys.Data[k] = v
 	}
@@ -381,13 +419,13 @@ func TestRotatedKeysSealNewLinksWhileOldOnesStillOpen(t *testing.T) {
 	if a, b := get(t, old).Status.KeyID, get(t, fresh).Status.KeyID; a != "2026-11" || b != "2026-12" {
 		t.Fatalf("key ids = %q, %q", a, b)
 	}
-	kr, err := linktoken.KeyringFrom(keys)
+	kr, err := linktoken.KeyringFrom(f.mirror(t, "my-keys"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []types.NamespacedName{old, fresh} {
 		if _, err := linktoken.Open(kr, get(t, key).Status.KeyID, string(f.share(t, key)[linktoken.ShareLongToken])); err != nil {
-			t.Errorf("%s does not open after the rotation: %v", key.Name, err)
+			t.Errorf("%s does not open with the mirror after the rotation: %v", key.Name, err)
 		}
 	}
 	// A key Secret without its current key stalls a new link.
@@ -517,5 +555,105 @@ func TestTheSweepCleansWhatACrashLeftBehind(t *testing.T) {
 	}
 	if !f.exists(t, "user_prize/"+f.ns+"/live.zip") {
 		t.Error("the sweep deleted a live link's blob")
+	}
+}
+
+func TestRefreshFollowsRotatedAndDeletedSources(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "my-keys"}, Data: linktoken.NewKeyData("k1")}
+	if err := env.Client.Create(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	key := f.link(t, "prize", f.upload(t, "prize.zip"), func(l *v1alpha1.ReceiveLink) {
+		l.Spec.EncryptionKeySecretRef = &v1alpha1.SecretReference{Name: "my-keys"}
+	})
+	f.reconcile(t, key)
+	short := string(f.share(t, key)[linktoken.ShareShortToken])
+	sw := &receivelink.Sweeper{Client: env.Client, APIReader: env.Client, Reconciler: f.r, Namespace: f.opns, Clock: f.clock}
+	if res, err := sw.Refresh(ctx); err != nil || res != (receivelink.MirrorResult{}) {
+		t.Fatalf("a refresh with nothing rotated = %+v, %v; want no change", res, err)
+	}
+
+	// The credentials and the keys are rotated.
+	var creds corev1.Secret
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: "blob-credentials"}, &creds); err != nil {
+		t.Fatal(err)
+	}
+	creds.Data[blob.KeySecretAccessKey] = []byte("rotated-secret-key")
+	if err := env.Client.Update(ctx, &creds); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range linktoken.NewKeyData("k2") {
+		keys.Data[k] = v
+	}
+	if err := env.Client.Update(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sw.Refresh(ctx); err != nil || res.Updated != 2 || res.Errors != 0 {
+		t.Fatalf("refresh = %+v, %v; want the credentials and the mirror updated", res, err)
+	}
+	if obj, _ := f.tokenObject(t, short); string(obj.Data[linktoken.DataSecretAccessKey]) != "rotated-secret-key" {
+		t.Error("the short-token object still holds the old credentials")
+	}
+	if m := f.mirror(t, "my-keys"); m == nil || string(m.Data[linktoken.KeyCurrent]) != "k2" || len(m.Data["k1"]) == 0 {
+		t.Error("the mirror does not hold the rotated keys")
+	}
+
+	// The sources are deleted: the copies go with them.
+	for _, name := range []string{"blob-credentials", "my-keys"} {
+		if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := sw.Refresh(ctx); err != nil || res.Removed != 2 || res.Errors != 0 {
+		t.Fatalf("refresh = %+v, %v; want the credentials and the mirror removed", res, err)
+	}
+	obj, _ := f.tokenObject(t, short)
+	if _, held := obj.Data[linktoken.DataSecretAccessKey]; held || len(obj.Data[linktoken.DataLongToken]) == 0 {
+		t.Error("the short-token object keeps credentials whose Secret is gone (or lost its long token)")
+	}
+	if f.mirror(t, "my-keys") != nil {
+		t.Error("the mirror of a deleted key Secret is still there")
+	}
+}
+
+func TestTheSweepDeletesAMirrorNoLiveLinkUsesInTwoSweeps(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "my-keys"}, Data: linktoken.NewKeyData("k1")}); err != nil {
+		t.Fatal(err)
+	}
+	ref := func(l *v1alpha1.ReceiveLink) {
+		l.Spec.EncryptionKeySecretRef = &v1alpha1.SecretReference{Name: "my-keys"}
+	}
+	key := f.link(t, "prize", f.upload(t, "prize.zip"), ref)
+	f.reconcile(t, key)
+	sw := &receivelink.Sweeper{Client: env.Client, APIReader: env.Client, Reconciler: f.r, Namespace: f.opns, Clock: f.clock}
+	if res, err := sw.Sweep(ctx); err != nil || res.UnusedMirrors != 0 || f.mirror(t, "my-keys").Annotations[linktoken.UnusedSinceAnnotation] != "" {
+		t.Fatalf("sweep of a live link's mirror = %+v, %v; want it kept, unmarked", res, err)
+	}
+
+	// The link expires: its tombstone needs no key.
+	f.clock.SetTime(get(t, key).Status.ExpiresAt.Time)
+	f.reconcile(t, key)
+	if res, err := sw.Sweep(ctx); err != nil || res.UnusedMirrors != 0 || f.mirror(t, "my-keys").Annotations[linktoken.UnusedSinceAnnotation] == "" {
+		t.Fatalf("first sweep after expiry = %+v, %v; want the mirror marked unused, kept", res, err)
+	}
+	// A new link sealed with the keys between two sweeps keeps the mirror.
+	again := f.link(t, "again", f.upload(t, "again.zip"), ref)
+	f.reconcile(t, again)
+	if res, err := sw.Sweep(ctx); err != nil || res.UnusedMirrors != 0 || f.mirror(t, "my-keys") == nil {
+		t.Fatalf("sweep after a new mint = %+v, %v; want the mirror kept", res, err)
+	}
+	f.clock.SetTime(get(t, again).Status.ExpiresAt.Time)
+	f.reconcile(t, again)
+	for i, want := range []int{0, 1} {
+		if res, err := sw.Sweep(ctx); err != nil || res.UnusedMirrors != want {
+			t.Fatalf("sweep %d after the last expiry = %+v, %v; want %d mirrors deleted", i+1, res, err, want)
+		}
+	}
+	if f.mirror(t, "my-keys") != nil {
+		t.Error("the unused mirror is still there after two sweeps")
 	}
 }

@@ -155,12 +155,20 @@ func (r *Reconciler) mint(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runne
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("read the share Secret: %w", err))
 	}
 
+	// The keyring read puts the keys in the link namespace (a mirror of a
+	// Secret of the link's own) before anything is sealed with them, so
+	// the webhook's cache holds a new key before any short-token object
+	// sealed with it: both are in the same namespace, seen in order.
 	kr, err := r.keyring(ctx, l)
 	if err != nil {
 		if errors.Is(err, linktoken.ErrKeys) || apierrors.IsNotFound(err) {
 			return runner.Stall(v1alpha1.KeysInvalidReason, err).RecheckAfter(KeysRecheck)
 		}
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
+	}
+	o, err := r.object(ctx, l)
+	if err != nil {
+		return r.storageFailed(err, "read the storage credentials")
 	}
 	// A crash between the two creates leaves a short-token object with no
 	// share Secret: it names nothing anyone holds, so it goes first.
@@ -177,7 +185,7 @@ func (r *Reconciler) mint(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runne
 		data := map[string][]byte{linktoken.ShareShortToken: []byte(short), linktoken.ShareLongToken: []byte(long),
 			linktoken.ShareKeyID: []byte(keyID), linktoken.ShareURL: []byte(r.PublicURL + linktoken.ResolvePath(short)),
 			linktoken.ShareObject: []byte(r.Namespace + "/" + linktoken.ObjectName(short))}
-		err := r.createTokenObject(ctx, l, short, long, keyID)
+		err := r.createTokenObject(ctx, l, short, long, keyID, o.Credentials)
 		if errors.Is(err, errTaken) {
 			continue // seed 003: SET NX refused, another token
 		}
@@ -206,18 +214,28 @@ func (r *Reconciler) ensureTokenObject(ctx context.Context, l *v1alpha1.ReceiveL
 	err := r.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: linktoken.ObjectName(short)}, &obj)
 	switch {
 	case err == nil && obj.Labels[linktoken.LinkUIDLabel] == string(l.UID):
-		return nil
+		return r.publish(ctx, l, &obj)
 	case err == nil:
 		return errTaken
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("read the short-token object: %w", err)
 	}
-	return r.createTokenObject(ctx, l, short, string(share.Data[linktoken.ShareLongToken]), string(share.Data[linktoken.ShareKeyID]))
+	if _, err := r.keyring(ctx, l); err != nil {
+		return err
+	}
+	o, err := r.object(ctx, l)
+	if err != nil {
+		return err
+	}
+	return r.createTokenObject(ctx, l, short, string(share.Data[linktoken.ShareLongToken]), string(share.Data[linktoken.ShareKeyID]), o.Credentials)
 }
 
 // createTokenObject is the Kubernetes form of seed 003's `SET NX`:
-// AlreadyExists means the short token is taken (errTaken).
-func (r *Reconciler) createTokenObject(ctx context.Context, l *v1alpha1.ReceiveLink, short, long, keyID string) error {
+// AlreadyExists means the short token is taken (errTaken). Beside the
+// long token it carries a copy of the link's storage credentials, for the
+// webhook to presign with (it reads no Secret in the link's namespace),
+// and the name of the key Secret whose mirror opens the long token.
+func (r *Reconciler) createTokenObject(ctx context.Context, l *v1alpha1.ReceiveLink, short, long, keyID string, creds blob.Credentials) error {
 	policy := l.Spec.DeletionPolicy
 	if policy == "" {
 		policy = v1alpha1.DeletionPolicyDelete
@@ -232,9 +250,10 @@ func (r *Reconciler) createTokenObject(ctx context.Context, l *v1alpha1.ReceiveL
 			linktoken.DataNamespace: []byte(l.Namespace), linktoken.DataName: []byte(l.Name),
 			linktoken.DataBucket: []byte(l.Spec.Blob.Bucket), linktoken.DataKey: []byte(l.Spec.Blob.Key),
 			linktoken.DataRegion: []byte(l.Spec.Blob.Region), linktoken.DataCredentials: []byte(l.Spec.Blob.CredentialsSecretRef.Name),
-			linktoken.DataPolicy: []byte(policy),
+			linktoken.DataPolicy: []byte(policy), linktoken.DataKeySecret: []byte(keySecretName(l)),
 		},
 	}
+	maps.Copy(obj.Data, credsData(&creds))
 	if err := r.Create(ctx, obj); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return errTaken
@@ -282,9 +301,11 @@ func (r *Reconciler) deleteTokenObjects(ctx context.Context, l *v1alpha1.Receive
 	return nil
 }
 
-// tombstone strips the long token from the link's short-token objects and
-// marks the blob deleted: the short link then answers 410 and the sweep
-// knows there is no blob left to delete.
+// tombstone strips the long token and the copy of the storage credentials
+// from the link's short-token objects and marks the blob deleted: the
+// short link then answers 410, the sweep knows there is no blob left to
+// delete, and no credential of an expired link stays in the link
+// namespace.
 func (r *Reconciler) tombstone(ctx context.Context, l *v1alpha1.ReceiveLink) error {
 	objs, err := r.tokenObjects(ctx, l)
 	if err != nil {
@@ -292,11 +313,12 @@ func (r *Reconciler) tombstone(ctx context.Context, l *v1alpha1.ReceiveLink) err
 	}
 	for i := range objs {
 		obj := &objs[i]
-		if _, sealed := obj.Data[linktoken.DataLongToken]; !sealed && string(obj.Data[linktoken.DataBlobDeleted]) == "true" {
+		if !holdsSecrets(obj) && string(obj.Data[linktoken.DataBlobDeleted]) == "true" {
 			continue
 		}
-		delete(obj.Data, linktoken.DataLongToken)
-		delete(obj.Data, linktoken.DataKeyID)
+		for _, k := range tombstoned {
+			delete(obj.Data, k)
+		}
 		obj.Data[linktoken.DataBlobDeleted] = []byte("true")
 		if err := r.Update(ctx, obj, &client.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("strip the long token from %s: %w", obj.Name, err)
@@ -305,13 +327,32 @@ func (r *Reconciler) tombstone(ctx context.Context, l *v1alpha1.ReceiveLink) err
 	return nil
 }
 
-// keyring reads the link's encryption keys. The manager's default key
-// Secret is created, with one fresh key, the first time a link needs it.
-func (r *Reconciler) keyring(ctx context.Context, l *v1alpha1.ReceiveLink) (linktoken.Keyring, error) {
-	key := r.DefaultKeys
-	if ref := l.Spec.EncryptionKeySecretRef; ref != nil {
-		key = types.NamespacedName{Namespace: l.Namespace, Name: ref.Name}
+// tombstoned are the data keys a tombstone loses: the long token and the
+// credentials.
+var tombstoned = []string{linktoken.DataLongToken, linktoken.DataKeyID, linktoken.DataAccessKeyID, linktoken.DataSecretAccessKey}
+
+// holdsSecrets says whether a short-token object still holds a long token
+// or credentials.
+func holdsSecrets(obj *corev1.Secret) bool {
+	for _, k := range tombstoned {
+		if _, ok := obj.Data[k]; ok {
+			return true
+		}
 	}
+	return false
+}
+
+// keyring reads the link's encryption keys. A key Secret the link names
+// is mirrored into the link namespace first (mirrorKeys). The manager's
+// default key Secret is there already; it is created, with one fresh key,
+// the first time a link needs it, and carries the managed-by label so that
+// the webhook's cache holds it.
+func (r *Reconciler) keyring(ctx context.Context, l *v1alpha1.ReceiveLink) (linktoken.Keyring, error) {
+	if name := keySecretName(l); name != "" {
+		kr, _, _, err := r.mirrorKeys(ctx, types.NamespacedName{Namespace: l.Namespace, Name: name})
+		return kr, err
+	}
+	key := r.DefaultKeys
 	var sec corev1.Secret
 	err := r.APIReader.Get(ctx, key, &sec)
 	if apierrors.IsNotFound(err) && key == r.DefaultKeys {
@@ -327,7 +368,26 @@ func (r *Reconciler) keyring(ctx context.Context, l *v1alpha1.ReceiveLink) (link
 	if err != nil {
 		return linktoken.Keyring{}, fmt.Errorf("read the encryption key Secret %s: %w", key, err)
 	}
+	if sec.Labels[v1alpha1.ManagedByLabel] != v1alpha1.ManagedByValue {
+		// Created by a person: label it, or the webhook never sees it.
+		patch := client.MergeFrom(sec.DeepCopy())
+		if sec.Labels == nil {
+			sec.Labels = map[string]string{}
+		}
+		sec.Labels[v1alpha1.ManagedByLabel] = v1alpha1.ManagedByValue
+		if err := r.Patch(ctx, &sec, patch); err != nil {
+			return linktoken.Keyring{}, fmt.Errorf("label the encryption key Secret %s: %w", key, err)
+		}
+	}
 	return linktoken.KeyringFrom(&sec)
+}
+
+// keySecretName is the key Secret the link names, or "" for the default.
+func keySecretName(l *v1alpha1.ReceiveLink) string {
+	if ref := l.Spec.EncryptionKeySecretRef; ref != nil {
+		return ref.Name
+	}
+	return ""
 }
 
 // ready marks a minted link Ready until its expiry.

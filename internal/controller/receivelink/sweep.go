@@ -43,6 +43,11 @@ const (
 	// DefaultSweepInterval is how often the sweep runs. It is a safety
 	// net: each link's own timer expires it on time.
 	DefaultSweepInterval = 10 * time.Minute
+	// DefaultMirrorInterval is how often the copies in the link namespace
+	// are compared with their sources (Sweeper.Refresh): the longest a
+	// rotated credential or key waits to reach the webhook. It costs one
+	// read per Secret in use, not per link.
+	DefaultMirrorInterval = time.Minute
 )
 
 // SweepResult is one sweep's count, seed 003's receive-cleanup answer.
@@ -57,6 +62,9 @@ type SweepResult struct {
 	// Errors counts objects the sweep could not clean; the next sweep
 	// tries again.
 	Errors int
+	// UnusedMirrors counts key mirrors deleted because no live link was
+	// sealed with their keys at this sweep nor at the one before.
+	UnusedMirrors int
 }
 
 // Sweeper finds what a crash or a forced deletion left behind (seed 003's
@@ -67,9 +75,15 @@ type Sweeper struct {
 	Client     client.Client
 	APIReader  client.Reader
 	Reconciler *Reconciler
+	// Cache, when set, is where Refresh lists the short-token objects (the
+	// manager's informer cache holds them); APIReader otherwise.
+	Cache client.Reader
 	// Namespace holds the short-token objects.
 	Namespace string
 	Interval  time.Duration
+	// MirrorInterval is how often Refresh runs (DefaultMirrorInterval when
+	// 0).
+	MirrorInterval time.Duration
 	// Batch is the page size (DefaultSweepBatch when 0).
 	Batch int64
 	Clock clock.PassiveClock
@@ -77,7 +91,7 @@ type Sweeper struct {
 	// nil).
 	Registerer prometheus.Registerer
 
-	total *prometheus.CounterVec
+	total, mirrors *prometheus.CounterVec
 }
 
 // NeedLeaderElection: one replica sweeps.
@@ -93,35 +107,68 @@ func (s *Sweeper) init() error {
 	if s.Interval <= 0 {
 		s.Interval = DefaultSweepInterval
 	}
+	if s.MirrorInterval <= 0 {
+		s.MirrorInterval = DefaultMirrorInterval
+	}
 	if s.total != nil {
 		return nil
 	}
 	s.total = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_receivelink_sweep_total",
-		Help: "What the ReceiveLink sweep found, by result: deleted (blobs of links that are gone), missing_meta (short-token objects whose link is gone), overdue (links past expiry handed to the controller), errors.",
+		Help: "What the ReceiveLink sweep found, by result: deleted (blobs of links that are gone), missing_meta (short-token objects whose link is gone), overdue (links past expiry handed to the controller), unused_mirrors (key mirrors no live link uses), errors.",
+	}, []string{"result"})
+	s.mirrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_receivelink_mirror_total",
+		Help: "Copies of ReceiveLinks' Secrets in the link namespace that the refresh changed, by result: updated (a rotated credential or key), removed (the source is gone), errors.",
 	}, []string{"result"})
 	if s.Registerer != nil {
-		if err := s.Registerer.Register(s.total); err != nil {
-			return fmt.Errorf("register sweep metrics: %w", err)
+		for _, c := range []*prometheus.CounterVec{s.total, s.mirrors} {
+			if err := s.Registerer.Register(c); err != nil {
+				return fmt.Errorf("register sweep metrics: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
-// Start sweeps every Interval until ctx is done.
+// Start sweeps every Interval and refreshes the copies every
+// MirrorInterval until ctx is done.
 func (s *Sweeper) Start(ctx context.Context) error {
 	if err := s.init(); err != nil {
 		return err
 	}
 	t := time.NewTicker(s.Interval)
 	defer t.Stop()
+	m := time.NewTicker(s.MirrorInterval)
+	defer m.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 			_, _ = s.Sweep(ctx)
+		case <-m.C:
+			s.refresh(ctx)
 		}
+	}
+}
+
+// refresh runs Refresh, counts it, and logs a line when it changed
+// something or failed.
+func (s *Sweeper) refresh(ctx context.Context) {
+	res, err := s.Refresh(ctx)
+	if err != nil {
+		res.Errors++
+	}
+	for name, n := range map[string]int{"updated": res.Updated, "removed": res.Removed, "errors": res.Errors} {
+		s.mirrors.WithLabelValues(name).Add(float64(n))
+	}
+	l := log.FromContext(ctx).WithName("receivelink-refresh")
+	switch {
+	case err != nil:
+		l.Error(err, "refresh of the link namespace's copies incomplete", "updated", res.Updated, "removed", res.Removed, "errors", res.Errors)
+	case res != MirrorResult{}:
+		l.Info("refreshed the link namespace's copies", "updated", res.Updated, "removed", res.Removed, "errors", res.Errors)
 	}
 }
 
@@ -131,29 +178,34 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 		return SweepResult{}, err
 	}
 	var res SweepResult
-	err := s.sweepTokens(ctx, &res)
+	used := map[string]bool{}
+	err := s.sweepTokens(ctx, used, &res)
+	if err == nil {
+		err = s.sweepMirrors(ctx, used, &res)
+	}
 	if err == nil {
 		err = s.sweepLinks(ctx, &res)
 	}
 	if err != nil {
 		res.Errors++
 	}
-	for name, n := range map[string]int{"deleted": res.Deleted, "missing_meta": res.MissingMeta, "overdue": res.Overdue, "errors": res.Errors} {
+	for name, n := range map[string]int{"deleted": res.Deleted, "missing_meta": res.MissingMeta, "overdue": res.Overdue, "unused_mirrors": res.UnusedMirrors, "errors": res.Errors} {
 		s.total.WithLabelValues(name).Add(float64(n))
 	}
 	l := log.FromContext(ctx).WithName("receivelink-sweep")
 	if err != nil {
-		l.Error(err, "sweep incomplete", "deleted", res.Deleted, "missingMeta", res.MissingMeta, "overdue", res.Overdue, "errors", res.Errors)
+		l.Error(err, "sweep incomplete", "deleted", res.Deleted, "missingMeta", res.MissingMeta, "overdue", res.Overdue, "unusedMirrors", res.UnusedMirrors, "errors", res.Errors)
 	} else {
-		l.Info("sweep done", "deleted", res.Deleted, "missingMeta", res.MissingMeta, "overdue", res.Overdue, "errors", res.Errors)
+		l.Info("sweep done", "deleted", res.Deleted, "missingMeta", res.MissingMeta, "overdue", res.Overdue, "unusedMirrors", res.UnusedMirrors, "errors", res.Errors)
 	}
 	return res, err
 }
 
 // sweepTokens pages through the short-token objects: one whose link is gone
 // (or is another link of the same name) is an orphan; its blob goes unless
-// it was deleted already or the link said Retain, then the object.
-func (s *Sweeper) sweepTokens(ctx context.Context, res *SweepResult) error {
+// it was deleted already or the link said Retain, then the object. used
+// collects the key mirrors live objects need.
+func (s *Sweeper) sweepTokens(ctx context.Context, used map[string]bool, res *SweepResult) error {
 	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}, client.Limit(s.Batch)}
 	for cont := ""; ; {
 		var page corev1.SecretList
@@ -161,7 +213,7 @@ func (s *Sweeper) sweepTokens(ctx context.Context, res *SweepResult) error {
 			return fmt.Errorf("list short-token objects: %w", err)
 		}
 		for i := range page.Items {
-			s.sweepToken(ctx, &page.Items[i], res)
+			s.sweepToken(ctx, &page.Items[i], used, res)
 		}
 		if cont = page.Continue; cont == "" {
 			return nil
@@ -169,13 +221,26 @@ func (s *Sweeper) sweepTokens(ctx context.Context, res *SweepResult) error {
 	}
 }
 
-func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, res *SweepResult) {
+func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, used map[string]bool, res *SweepResult) {
 	d := obj.Data
 	key := types.NamespacedName{Namespace: string(d[linktoken.DataNamespace]), Name: string(d[linktoken.DataName])}
 	var l v1alpha1.ReceiveLink
 	err := s.Client.Get(ctx, key, &l)
 	if err == nil && string(l.UID) == obj.Labels[linktoken.LinkUIDLabel] {
+		if _, sealed := d[linktoken.DataLongToken]; sealed {
+			keySecret, recorded := d[linktoken.DataKeySecret]
+			if !recorded {
+				keySecret = []byte(keySecretName(&l))
+			}
+			if len(keySecret) > 0 {
+				used[linktoken.KeysMirrorName(key.Namespace, string(keySecret))] = true
+			}
+		}
 		return // the link's own timer owns it
+	}
+	if name := string(d[linktoken.DataKeySecret]); err != nil && !apierrors.IsNotFound(err) && name != "" {
+		// Its link is unknown: keep the mirror it may need.
+		used[linktoken.KeysMirrorName(key.Namespace, name)] = true
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		res.Errors++
@@ -184,6 +249,9 @@ func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, res *Sweep
 	res.MissingMeta++
 	if string(d[linktoken.DataBlobDeleted]) != "true" && string(d[linktoken.DataPolicy]) != string(v1alpha1.DeletionPolicyRetain) {
 		creds, err := blob.LoadCredentials(ctx, s.APIReader, key.Namespace, v1alpha1.SecretReference{Name: string(d[linktoken.DataCredentials])})
+		if copied := (blob.Credentials{AccessKeyID: string(d[linktoken.DataAccessKeyID]), SecretAccessKey: string(d[linktoken.DataSecretAccessKey])}); err != nil && copied.AccessKeyID != "" && copied.SecretAccessKey != "" {
+			creds, err = copied, nil // the link's namespace went with its Secret: the copy deletes the blob
+		}
 		if err != nil {
 			res.Errors++
 			return
@@ -197,6 +265,57 @@ func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, res *Sweep
 	}
 	if err := client.IgnoreNotFound(s.Client.Delete(ctx, obj, client.Preconditions{UID: &obj.UID})); err != nil {
 		res.Errors++
+	}
+}
+
+// sweepMirrors deletes the key mirrors no live short-token object needs,
+// in two sweeps: the first marks a mirror unused, the next deletes it if
+// it is still unused and unchanged since (the delete is conditional on its
+// resourceVersion). A mint that needs the mirror in between rewrites it
+// (mirrorKeys clears the mark) before it creates its short-token object,
+// so a mirror is never deleted under a link just sealed with it.
+func (s *Sweeper) sweepMirrors(ctx context.Context, used map[string]bool, res *SweepResult) error {
+	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.KeysMirrorLabel: "true"}, client.Limit(s.Batch)}
+	for cont := ""; ; {
+		var page corev1.SecretList
+		if err := s.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
+			return fmt.Errorf("list key mirrors: %w", err)
+		}
+		for i := range page.Items {
+			m := &page.Items[i]
+			marked := m.Annotations[linktoken.UnusedSinceAnnotation] != ""
+			var err error
+			switch {
+			case used[m.Name] && marked:
+				patch := client.MergeFrom(m.DeepCopy())
+				delete(m.Annotations, linktoken.UnusedSinceAnnotation)
+				err = s.Client.Patch(ctx, m, patch)
+			case used[m.Name]:
+			case marked:
+				err = client.IgnoreNotFound(s.Client.Delete(ctx, m, client.Preconditions{UID: &m.UID, ResourceVersion: &m.ResourceVersion}))
+				if err == nil {
+					res.UnusedMirrors++
+				} else if apierrors.IsConflict(err) {
+					err = nil // written since: a link uses it again
+				}
+			default:
+				patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+				if m.Annotations == nil {
+					m.Annotations = map[string]string{}
+				}
+				m.Annotations[linktoken.UnusedSinceAnnotation] = s.Clock.Now().UTC().Format(time.RFC3339)
+				err = client.IgnoreNotFound(s.Client.Patch(ctx, m, patch))
+				if apierrors.IsConflict(err) {
+					err = nil
+				}
+			}
+			if err != nil {
+				res.Errors++
+			}
+		}
+		if cont = page.Continue; cont == "" {
+			return nil
+		}
 	}
 }
 
