@@ -166,39 +166,29 @@ func (h *Handovers) Create(ctx context.Context, state string, ho Handover) (type
 	return key, nil
 }
 
-// ErrHandoverPending means the manager had not answered within the wait:
-// the code is handed over and will be received when the manager runs.
-var ErrHandoverPending = errors.New("the manager has not received the grant yet")
-
-// Await waits for the manager's outcome of the handover in key.
-func (h *Handovers) Await(ctx context.Context, key types.NamespacedName) (Outcome, error) {
+// Await waits for the manager's outcome of the handover in key. answered
+// is false when the manager has not answered within the wait: the code is
+// handed over and will be received when the manager runs.
+func (h *Handovers) Await(ctx context.Context, key types.NamespacedName) (out Outcome, answered bool) {
 	d := h.Wait
 	if d <= 0 {
 		d = DefaultHandoverWait
 	}
-	var out Outcome
-	err := waitFor(ctx, d, func(ctx context.Context) (bool, error) {
+	// A read of the cache every handoverPoll. A failed read (not in the
+	// cache yet, or cut short by the deadline) is no answer yet.
+	err := wait.PollUntilContextTimeout(ctx, handoverPoll, d, true, func(ctx context.Context) (bool, error) {
 		var sec corev1.Secret
 		if err := h.Reader.Get(ctx, key, &sec); err != nil {
-			// Not in the cache yet, or a read cut short by the deadline:
-			// either way, not answered yet.
 			return false, nil
 		}
 		out = outcomeFrom(&sec)
 		return out.Result != "", nil
 	})
-	if err != nil {
-		return Outcome{}, ErrHandoverPending
-	}
-	return out, nil
+	return out, err == nil
 }
 
-// handoverPoll is how often Await looks at the cache: a read of memory.
+// handoverPoll is how often Await looks at the cache.
 const handoverPoll = 20 * time.Millisecond
-
-func waitFor(ctx context.Context, d time.Duration, cond wait.ConditionWithContextFunc) error {
-	return wait.PollUntilContextTimeout(ctx, handoverPoll, d, true, cond)
-}
 
 func handoverFrom(sec *corev1.Secret) Handover {
 	d := func(k string) string { return string(sec.Data[k]) }

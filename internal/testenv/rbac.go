@@ -70,26 +70,14 @@ func InstallChartRBAC(e *Env, namespace string, set ...string) (*ChartRBAC, erro
 	if err != nil {
 		return nil, err
 	}
-	helmBin := os.Getenv("HELM")
-	if helmBin == "" {
-		helmBin = filepath.Join(root, "bin", "helm")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	args := []string{"template", "sb", filepath.Join(root, "charts", "switchboard"), "--namespace", namespace}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	dir, err := os.MkdirTemp("", "helm-")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	cmd := exec.CommandContext(ctx, helmBin, args...) //nolint:gosec // the pinned helm with the test's own arguments
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+dir, "HELM_CONFIG_HOME="+dir, "HELM_DATA_HOME="+dir)
 	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := Helm(ctx, &out, &stderr, args...); err != nil {
 		return nil, fmt.Errorf("helm template: %w\n%s", err, stderr.String())
 	}
 	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -150,6 +138,32 @@ func WithChartRBAC(r **ChartRBAC, namespace string, set ...string) func(*Env) (f
 		})
 		return func() {}, nil
 	}
+}
+
+// Helm runs the pinned helm ($HELM, else bin/helm of the repository)
+// with args, in a throwaway home: no user configuration or cache leaks
+// in, and nothing is written to the user's home.
+func Helm(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
+	bin := os.Getenv("HELM")
+	if bin == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return err
+		}
+		bin = filepath.Join(root, "bin", "helm")
+		if _, err := os.Stat(bin); err != nil {
+			return fmt.Errorf("helm not found at %s: run `make helm` or set HELM", bin)
+		}
+	}
+	dir, err := os.MkdirTemp("", "helm-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // the pinned helm with the test's own arguments
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+dir, "HELM_CONFIG_HOME="+dir, "HELM_DATA_HOME="+dir)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd.Run()
 }
 
 // impersonate is cfg acting as a ServiceAccount, as its token would.

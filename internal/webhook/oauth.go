@@ -313,15 +313,11 @@ func callback(d Deps) HandlerFunc {
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant could not be handed over. Start again from the connect link.", err)
 		}
-		out, err := handovers.Await(ctx, hk)
-		switch {
-		case errors.Is(err, oauth.ErrHandoverPending):
+		out, answered := handovers.Await(ctx, hk)
+		if !answered {
 			return htmlPage(w, http.StatusAccepted, "Connecting…", fmt.Sprintf(
 				"The grant for %s %s was handed to the operator, which saves it as soon as it runs. Follow it with: kubectl get %s -n %s %s",
 				target.Kind, key, target.Kind, key.Namespace, key.Name))
-		case err != nil:
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant's outcome could not be read. "+
-				fmt.Sprintf("kubectl get %s -n %s %s", target.Kind, key.Namespace, key.Name)+" shows whether it arrived.", err)
 		}
 		switch out.Result {
 		case oauth.Connected:

@@ -186,8 +186,15 @@ func (w *oauthWorld) resource(t *testing.T, target, clientID, clientSecret strin
 // token's hash published where the routes read it. It returns the link.
 func (w *oauthWorld) mint(t *testing.T, cm *corev1.ConfigMap, target string) string {
 	t.Helper()
+	return w.mintOn(t, cm, target, w.hook)
+}
+
+// mintOn is mint for the webhook at hook: the link is built on its URL
+// (the token is kept when the Secret exists).
+func (w *oauthWorld) mintOn(t *testing.T, cm *corev1.ConfigMap, target, hook string) string {
+	t.Helper()
 	ctx := context.Background()
-	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, w.hook)
+	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, hook)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,15 +402,7 @@ func TestOAuthRoutesConnectAnyRegisteredTarget(t *testing.T) {
 		// down, say. It waits 200 ms, not the default 10 s.
 		hook := w.serve(t, idle, 200*time.Millisecond)
 		cm, _ := w.resource(t, "test-google", "google-client", "google-secret")
-		link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, "test-google", hook)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sec corev1.Secret
-		if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: link.Name}, &sec); err != nil {
-			t.Fatal(err)
-		}
-		_, st, body := connectThrough(t, string(sec.Data[oauth.ConnectURLKey]))
+		_, st, body := connectThrough(t, w.mintOn(t, cm, "test-google", hook))
 		if st != http.StatusAccepted || !strings.Contains(body, "kubectl get configmap -n "+cm.Namespace+" res") {
 			t.Fatalf("callback answered %d:\n%s", st, body)
 		}

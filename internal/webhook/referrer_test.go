@@ -18,7 +18,6 @@ package webhook_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"testing"
@@ -26,9 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
 // A connect link carries its one-use token in the query string, and a
@@ -39,37 +35,15 @@ import (
 // (W3C Referrer Policy §3.1; issue 17 §3). The other tests check it in
 // passing; these name every answer.
 
-// headed is one answer, redirects not followed, with its headers.
-type headed struct {
-	status   int
-	header   http.Header
-	location *url.URL
-	cookies  []*http.Cookie
-}
-
-func getHeaded(t *testing.T, u string, cookies ...*http.Cookie) headed {
+// getHeaded is do's GET: every answer here is read with its headers.
+func getHeaded(t *testing.T, u string, cookies ...*http.Cookie) answer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cookies {
-		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
-	}
-	resp, err := noFollow.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	h := headed{status: resp.StatusCode, header: resp.Header, cookies: resp.Cookies()}
-	h.location, _ = url.Parse(resp.Header.Get("Location"))
-	return h
+	return do(t, http.MethodGet, u, cookies...)
 }
 
 // noReferrer fails unless a has status want and says Referrer-Policy:
 // no-referrer.
-func noReferrer(t *testing.T, what string, a headed, want int) {
+func noReferrer(t *testing.T, what string, a answer, want int) {
 	t.Helper()
 	if a.status != want {
 		t.Errorf("%s: status %d, want %d", what, a.status, want)
@@ -168,15 +142,7 @@ func TestEveryOAuthConnectAndCallbackAnswerSendsNoReferrer(t *testing.T) {
 	}
 	hook := w.serve(t, idle, 200*time.Millisecond)
 	cm5, _ := w.resource(t, "test-google", "google-client", "google-secret")
-	minted, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm5, "test-google", hook)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sec corev1.Secret
-	if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm5.Namespace, Name: minted.Name}, &sec); err != nil {
-		t.Fatal(err)
-	}
-	start = getHeaded(t, string(sec.Data[oauth.ConnectURLKey]))
+	start = getHeaded(t, w.mintOn(t, cm5, "test-google", hook))
 	noReferrer(t, "connect's 302 on a second webhook", start, http.StatusFound)
 	consent = getHeaded(t, start.location.String())
 	noReferrer(t, "the callback's page while the manager is away", getHeaded(t, consent.location.String()), http.StatusAccepted)
@@ -188,12 +154,7 @@ func TestDiscordSignInRedirectsAndPagesSendNoReferrer(t *testing.T) {
 	// Signed in and sent back to the link.
 	start := getHeaded(t, w.hook+"/test/claim/refshortone")
 	noReferrer(t, "the sign-in's 302 to Discord", start, http.StatusFound)
-	var claim *http.Cookie
-	for _, c := range start.cookies {
-		if c.Name == "sb_claim" {
-			claim = c
-		}
-	}
+	claim := start.cookies["sb_claim"]
 	if claim == nil {
 		t.Fatal("no claim cookie")
 	}

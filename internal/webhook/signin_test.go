@@ -138,6 +138,7 @@ func startSignInWorld(t *testing.T) *signInWorld {
 // answer is one HTTP answer, read whole, redirects not followed.
 type answer struct {
 	status   int
+	header   http.Header
 	location *url.URL
 	cookies  map[string]*http.Cookie
 	body     string
@@ -158,7 +159,7 @@ func do(t *testing.T, method, u string, cookies ...*http.Cookie) answer {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	a := answer{status: resp.StatusCode, cookies: map[string]*http.Cookie{}, body: string(b)}
+	a := answer{status: resp.StatusCode, header: resp.Header, cookies: map[string]*http.Cookie{}, body: string(b)}
 	a.location, _ = url.Parse(resp.Header.Get("Location"))
 	for _, c := range resp.Cookies() {
 		a.cookies[c.Name] = c

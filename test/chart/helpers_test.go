@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,33 +57,13 @@ func paths(t testing.TB) (root, chartDir string) {
 	return root, filepath.Join(root, "charts", "switchboard")
 }
 
-// helmBin is $HELM, or ./bin/helm (`make helm`).
-func helmBin(t testing.TB) string {
-	t.Helper()
-	if h := os.Getenv("HELM"); h != "" {
-		return h
-	}
-	root, _ := paths(t)
-	h := filepath.Join(root, "bin", "helm")
-	if _, err := os.Stat(h); err != nil {
-		t.Fatalf("helm not found at %s: run `make helm` or set HELM", h)
-	}
-	return h
-}
-
 // helm runs helm and returns its combined output.
 func helm(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, helmBin(t), args...) //nolint:gosec // the pinned helm with the test's own arguments
-	// No user configuration or cache leaks in, and nothing is written to
-	// the user's home.
-	dir := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+dir, "HELM_CONFIG_HOME="+dir, "HELM_DATA_HOME="+dir)
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := testenv.Helm(ctx, &out, &out, args...)
 	return out.String(), err
 }
 
