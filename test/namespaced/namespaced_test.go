@@ -88,6 +88,10 @@ func deck(t *testing.T, ns string) *unstructured.Unstructured {
 	t.Helper()
 	u := testenv.Sample(t, "SlideStock")
 	u.SetNamespace(ns)
+	// A name of its own, so the test runs again (-count) in the same
+	// namespaces.
+	u.SetGenerateName(u.GetName() + "-")
+	u.SetName("")
 	if err := env.Client.Create(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
