@@ -17,9 +17,11 @@ limitations under the License.
 // Package receive_test runs ReceiveLink end to end on a real API server
 // (seed 003, issue 9): the controller in a manager, the webhook's resolve
 // and Discord sign-in routes on a cache of their own, a real S3 server
-// (versitygw) and the sandbox's Discord. The webhook runs as an identity
-// of its own whose RBAC grants Secrets only in its namespace and the link
-// namespace (issue 17): it faces the internet.
+// (versitygw) and the sandbox's Discord. The manager and the webhook run
+// as the chart's ServiceAccounts with exactly the RBAC `helm template`
+// renders (issue 17): the webhook, which faces the internet, may touch
+// Secrets only in its own namespace, which is also the link namespace
+// here, and the run fails if the API server refused either anything.
 package receive_test
 
 import (
@@ -45,15 +47,12 @@ import (
 	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -62,12 +61,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/controller"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/session"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
@@ -87,20 +86,18 @@ var (
 	logs    = &testenv.Logs{}
 	metrics = prometheus.NewRegistry()
 	// hookCache and hookReader are the webhook's cache and API reader, as
-	// the restricted webhook identity.
+	// the chart's webhook ServiceAccount.
 	hookCache  client.Reader
 	hookReader client.Reader
+	rbac       *testenv.ChartRBAC
 	// outside records every request the webhook made for Secrets outside
 	// webhookNamespaces.
 	outside = &secretSpy{}
 )
 
-// webhookUser is the webhook's identity; webhookNamespaces are those whose
-// Secrets it may read: its own (testenv serves OAuth states in "default")
-// and the link namespace.
-const webhookUser = "switchboard-webhook-test"
-
-var webhookNamespaces = map[string]bool{"default": true, "switchboard-system": true}
+// webhookNamespaces are those whose Secrets the webhook may read: its own,
+// which is the state and the link namespace.
+var webhookNamespaces = map[string]bool{"switchboard-system": true}
 
 const bucket = "user-prize"
 
@@ -117,12 +114,9 @@ func (webhookClock) Now() time.Time {
 func (c webhookClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, &env, testenv.WithS3(&s3), func(e *testenv.Env) (func(), error) {
+	testenv.Main(m, &env, testenv.WithS3(&s3), testenv.WithChartRBAC(&rbac, opns), func(e *testenv.Env) (func(), error) {
 		ctx := context.Background()
 		if err := s3.CreateBucket(ctx, bucket); err != nil {
-			return nil, err
-		}
-		if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opns}}); err != nil {
 			return nil, err
 		}
 		discordEm.AddClient("rcv-client", "rcv-secret")
@@ -140,34 +134,25 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		logger := logs.Logger()
-		if err := grantWebhook(ctx, e.Client); err != nil {
-			return nil, err
-		}
-		// The webhook as it runs in a cluster: its own identity, and a
-		// cache of the managed-by Secrets of its two namespaces only.
-		hookCfg := rest.CopyConfig(e.Config)
-		hookCfg.Impersonate = rest.ImpersonationConfig{UserName: webhookUser}
+		// The binaries' own filter (setup.Redact) over a logger that keeps
+		// verbosity 10, where client-go logs every request and response
+		// body: the token scan reads every line, client-go's included.
+		logger := setup.Redact(logs.Logger())
+		// The webhook as it runs in a cluster: the chart's ServiceAccount,
+		// and a cache of the managed-by Secrets of its own namespace only.
+		hookCfg := rest.CopyConfig(rbac.Webhook)
 		hookCfg.Wrap(outside.wrap)
-		secretNamespaces := map[string]cache.Config{}
-		for ns := range webhookNamespaces {
-			secretNamespaces[ns] = cache.Config{}
-		}
-		hookMgr, err := ctrl.NewManager(hookCfg, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger,
-			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Namespaces: secretNamespaces,
-				Label: labels.SelectorFromSet(labels.Set{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue})}}}})
+		hookMgr, err := testenv.WebhookManager(e, hookCfg, []string{opns}, func(o *ctrl.Options) { o.Logger = logger })
 		if err != nil {
 			return nil, err
 		}
 		hookCache, hookReader = hookMgr.GetCache(), hookMgr.GetAPIReader()
-		if err := index.Register(ctx, hookMgr.GetFieldIndexer()); err != nil {
-			return nil, err
-		}
 		bc, err := blob.New(blob.Options{Endpoint: s3.Endpoint, HTTPClient: out.HTTPClient()})
 		if err != nil {
 			return nil, err
 		}
 		hook := testenv.NewWebhook()
+		hook.StateNamespace = opns
 		hookURL = hook.URL
 		keys := types.NamespacedName{Namespace: opns, Name: "link-keys"}
 		audit := &webhook.Auditor{Client: hookMgr.GetClient(), Reader: hookMgr.GetAPIReader(),
@@ -183,7 +168,7 @@ func TestMain(m *testing.M) {
 		}
 		stopHook := testenv.StartManager(hookMgr)
 
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
+		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
 		if err != nil {
 			return nil, err
 		}
@@ -513,7 +498,7 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 			}
 		}
 	}
-	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": switchboardLogs(), "metrics": exposition.String()}
+	places := map[string]string{"status": string(statusJSON), "Events": string(eventsJSON), "logs": logs.Text(), "metrics": exposition.String()}
 	for where, text := range places {
 		if len(text) < 100 {
 			t.Fatalf("%s hold %d bytes: the scan would prove nothing", where, len(text))
@@ -524,26 +509,14 @@ func TestNoTokenInStatusEventsLogsOrMetrics(t *testing.T) {
 			}
 		}
 	}
+	// The scan covered client-go's body dumps, Secrets' included: they are
+	// in the logs, with their bodies withheld.
+	if !strings.Contains(logs.Text(), `"msg"="Response Body"`) || !strings.Contains(logs.Text(), setup.Redacted) {
+		t.Errorf("the logs hold no redacted body dump: the scan did not reach verbosity 8")
+	}
 	if !strings.Contains(exposition.String(), `switchboard_webhook_requests_total{`) {
 		t.Errorf("the webhook's metrics were not gathered")
 	}
-}
-
-// switchboardLogs is every captured line but client-go's dumps of request
-// and response bodies. client-go writes those at verbosity 8 (the test
-// loggers keep 10): every object a client sends or receives, Secrets
-// included, as a hex dump whose 16-byte rows cut a token apart, so a scan
-// finds one or not by where it falls. They are not Switchboard's lines; a
-// deployment must run its binaries below verbosity 8, or every Secret they
-// write is in its logs.
-func switchboardLogs() string {
-	var kept []string
-	for _, line := range strings.Split(logs.Text(), "\n") {
-		if !strings.Contains(line, `"msg"="Request Body"`) && !strings.Contains(line, `"msg"="Response Body"`) {
-			kept = append(kept, line)
-		}
-	}
-	return strings.Join(kept, "\n")
 }
 
 // withKeys makes a link name its own key Secret.
@@ -596,9 +569,7 @@ func TestTheWebhookResolvesWithoutReadingALinksNamespace(t *testing.T) {
 	l, short := share(t, ns, "walled", "bytes behind a wall", withKeys("team-keys"))
 
 	// The restriction is real: the webhook's identity is refused both.
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: webhookUser}
-	as, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	as, err := client.New(rbac.Webhook, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,6 +577,10 @@ func TestTheWebhookResolvesWithoutReadingALinksNamespace(t *testing.T) {
 		if err := as.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{}); !apierrors.IsForbidden(err) {
 			t.Fatalf("the webhook's identity reading Secret %s/%s: %v, want Forbidden", ns, name, err)
 		}
+	}
+	// Those two refusals are this test's own; nothing else was refused.
+	if d := rbac.Drain(); len(d) != 2 || !strings.Contains(d[0], "/namespaces/"+ns+"/secrets/") || !strings.Contains(d[1], "/namespaces/"+ns+"/secrets/") {
+		t.Fatalf("denials after the two forbidden reads: %v", d)
 	}
 
 	c := noRedirects(t)
@@ -711,36 +686,6 @@ func getReq(t *testing.T, req *http.Request) (*http.Response, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
-}
-
-// grantWebhook gives webhookUser what the webhook needs: reading the
-// Switchboard kinds, writing ReceiveLink status and Events, and Secrets
-// in webhookNamespaces only.
-func grantWebhook(ctx context.Context, c client.Client) error {
-	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: webhookUser}}
-	objs := []client.Object{
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: webhookUser}, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"receivelinks/status"}, Verbs: []string{"get", "update", "patch"}},
-			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "update", "patch"}},
-		}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: webhookUser}, Subjects: subjects,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: webhookUser}},
-	}
-	for ns := range webhookNamespaces {
-		objs = append(objs,
-			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: webhookUser}, Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			}},
-			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: webhookUser}, Subjects: subjects,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: webhookUser}})
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			return fmt.Errorf("grant the webhook: %w", err)
-		}
-	}
-	return nil
 }
 
 // secretSpy records the webhook's requests for Secrets outside
