@@ -91,14 +91,19 @@ func ParseNamespaces(s string) []string {
 // controllers can still watch the Secrets they own; everything else only
 // in the watched namespaces.
 func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})
-	opts := cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: managed}}}
+	opts := cache.Options{Scheme: scheme}
 	if len(s.Watch) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range s.Watch {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
+	// One ByObject entry for Secrets: the map is keyed by the object's
+	// pointer, so a second &corev1.Secret{} key would be a second entry,
+	// and which of the two the cache applied would change from run to run
+	// (map order) — a cluster-wide Secret informer, refused by RBAC, half
+	// of the time.
+	secrets := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})}
 	var secretNS []string
 	switch {
 	case s.SecretsOnlyInOwn:
@@ -107,12 +112,12 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 		secretNS = append(append([]string{}, s.Watch...), s.Own...)
 	}
 	if len(secretNS) > 0 {
-		byNS := map[string]cache.Config{}
+		secrets.Namespaces = map[string]cache.Config{}
 		for _, ns := range secretNS {
-			byNS[ns] = cache.Config{}
+			secrets.Namespaces[ns] = cache.Config{}
 		}
-		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Label: managed, Namespaces: byNS}
 	}
+	opts.ByObject = map[client.Object]cache.ByObject{&corev1.Secret{}: secrets}
 	return opts
 }
 

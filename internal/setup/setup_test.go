@@ -18,12 +18,15 @@ package setup_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/internal/setup"
@@ -93,6 +96,40 @@ func TestOnlyManagedSecretsAreCachedButAllCanBeRead(t *testing.T) {
 		var s corev1.Secret
 		if err := cl.GetClient().Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &s); err != nil {
 			t.Errorf("get %s: %v", name, err)
+		}
+	}
+}
+
+// TestEachScopeCachesSecretsWithOneRule: the cache takes one rule for
+// Secrets, whose namespaces are the scope's. Two rules (ByObject is keyed
+// by pointer, so two &corev1.Secret{} keys are two entries) left the
+// choice to map order: now and then a cluster-wide Secret informer, which
+// a namespaced install's RBAC refuses.
+func TestEachScopeCachesSecretsWithOneRule(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		scope setup.Scope
+		want  []string // nil: every namespace
+	}{
+		{"cluster-wide", setup.Scope{Own: []string{"sb"}}, nil},
+		{"the webhook, cluster-wide", setup.Scope{Own: []string{"sb", "links"}, SecretsOnlyInOwn: true}, []string{"links", "sb"}},
+		{"namespaced", setup.Scope{Watch: []string{"a", "b"}, Own: []string{"sb"}}, []string{"a", "b", "sb"}},
+		{"the webhook, namespaced", setup.Scope{Watch: []string{"a"}, Own: []string{"sb"}, SecretsOnlyInOwn: true}, []string{"sb"}},
+	} {
+		opts := c.scope.CacheOptions(env.Scheme)
+		var rules []cache.ByObject
+		for obj, by := range opts.ByObject {
+			if _, ok := obj.(*corev1.Secret); ok {
+				rules = append(rules, by)
+			}
+		}
+		if len(rules) != 1 {
+			t.Errorf("%s: %d cache rules for Secrets, want 1", c.what, len(rules))
+			continue
+		}
+		got := slices.Sorted(maps.Keys(rules[0].Namespaces))
+		if !slices.Equal(got, c.want) || rules[0].Label.String() != "app.kubernetes.io/managed-by=switchboard" {
+			t.Errorf("%s: Secrets cached in %v with %q, want %v with the managed-by label", c.what, got, rules[0].Label, c.want)
 		}
 	}
 }

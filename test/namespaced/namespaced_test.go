@@ -155,3 +155,18 @@ func metaCondition(cs []metav1.Condition, typ string) *metav1.Condition {
 	}
 	return nil
 }
+
+// TestTheManagerSeesItsOwnNamespacesSecrets: the operator's own namespace
+// (the state and link namespace, where the webhook hands OAuth grants
+// over) is cached beside the watched ones, though no team works there.
+func TestTheManagerSeesItsOwnNamespacesSecrets(t *testing.T) {
+	ctx := context.Background()
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: release, GenerateName: "handover-",
+		Labels: map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue}}}
+	if err := env.Client.Create(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the manager's cache holds the Secret of its own namespace", func() bool {
+		return seen.Get(ctx, client.ObjectKeyFromObject(sec), &corev1.Secret{}) == nil
+	})
+}
