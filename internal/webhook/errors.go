@@ -31,9 +31,9 @@ import (
 //
 //	{"error": {"code": "...", "message": "...", "details": {...}}}
 //
-// The last five are Switchboard's additions for statuses the seeds use
+// The last seven are Switchboard's additions for statuses the seeds use
 // elsewhere (409 in seed 004, 410 in seed 002) or that HTTP requires (405,
-// 413, 415); they keep the same shape.
+// 413, 415, 431, 501); they keep the same shape.
 const (
 	CodeInvalidRequest       = "INVALID_REQUEST"        // 400
 	CodeUnauthorized         = "UNAUTHORIZED"           // 401
@@ -48,23 +48,29 @@ const (
 	CodeGone                 = "GONE"                   // 410
 	CodePayloadTooLarge      = "PAYLOAD_TOO_LARGE"      // 413
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE" // 415
+	// CodeRequestHeadersTooLarge and CodeNotImplemented answer requests
+	// net/http refuses before a handler runs (rawerrors.go).
+	CodeRequestHeadersTooLarge = "REQUEST_HEADERS_TOO_LARGE" // 431
+	CodeNotImplemented         = "NOT_IMPLEMENTED"           // 501
 )
 
 // codes maps each status the server answers to its code.
 var codes = map[int]string{
-	http.StatusBadRequest:            CodeInvalidRequest,
-	http.StatusUnauthorized:          CodeUnauthorized,
-	http.StatusForbidden:             CodeForbidden,
-	http.StatusNotFound:              CodeNotFound,
-	http.StatusMethodNotAllowed:      CodeMethodNotAllowed,
-	http.StatusConflict:              CodeConflict,
-	http.StatusGone:                  CodeGone,
-	http.StatusRequestEntityTooLarge: CodePayloadTooLarge,
-	http.StatusUnsupportedMediaType:  CodeUnsupportedMediaType,
-	http.StatusTooManyRequests:       CodeRateLimitExceeded,
-	http.StatusInternalServerError:   CodeInternal,
-	http.StatusBadGateway:            CodeBadGateway,
-	http.StatusServiceUnavailable:    CodeServiceUnavailable,
+	http.StatusBadRequest:                  CodeInvalidRequest,
+	http.StatusUnauthorized:                CodeUnauthorized,
+	http.StatusForbidden:                   CodeForbidden,
+	http.StatusNotFound:                    CodeNotFound,
+	http.StatusMethodNotAllowed:            CodeMethodNotAllowed,
+	http.StatusConflict:                    CodeConflict,
+	http.StatusGone:                        CodeGone,
+	http.StatusRequestEntityTooLarge:       CodePayloadTooLarge,
+	http.StatusUnsupportedMediaType:        CodeUnsupportedMediaType,
+	http.StatusRequestHeaderFieldsTooLarge: CodeRequestHeadersTooLarge,
+	http.StatusNotImplemented:              CodeNotImplemented,
+	http.StatusTooManyRequests:             CodeRateLimitExceeded,
+	http.StatusInternalServerError:         CodeInternal,
+	http.StatusBadGateway:                  CodeBadGateway,
+	http.StatusServiceUnavailable:          CodeServiceUnavailable,
 }
 
 // CodeFor returns the code for an HTTP status (INTERNAL_ERROR for a status

@@ -434,7 +434,9 @@ func (s *Server) ServeListeners(ctx context.Context, l Listeners) error {
 		srv  *http.Server
 		ln   net.Listener
 	}
-	all := []served{{"public", s.httpServer(s.Handler()), l.Public}}
+	// The public listener answers net/http's own refusals in the common
+	// error format too (rawerrors.go).
+	all := []served{{"public", s.httpServer(s.Handler()), formattedListener{l.Public}}}
 	if l.Metrics != nil {
 		all = append(all, served{"metrics", s.httpServer(s.MetricsHandler()), l.Metrics})
 	}
