@@ -83,6 +83,8 @@ type demo struct {
 	procs    []*local.Process
 	c        client.Client
 	s3       *testenv.S3
+	// paperSample is the PaperSync sample, applied by notionAutomation.
+	paperSample *unstructured.Unstructured
 }
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
@@ -113,6 +115,13 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	step("CRDs installed: %d", len(d.env.CRDs))
+
+	step("installing the chart's ServiceAccounts and RBAC for a namespaced install")
+	managerKC, webhookKC, err := d.installRBAC(ctx, kcPath)
+	if err != nil {
+		return err
+	}
+	scope := []string{"--watch-namespaces", strings.Join(watched, ","), "--state-namespace", releaseNamespace, "--link-namespace", linkNamespace}
 
 	// sandbox, webhook (public, metrics, probes), manager (metrics, probes):
 	// all on one host, so each listener gets its own port.
@@ -153,13 +162,10 @@ func (d *demo) run(ctx context.Context) error {
 	fmt.Printf("    %s, bucket %q\n", d.s3.Endpoint, linkBucket)
 	// The last --upstream of a name wins: S3 is versitygw, not the sandbox.
 	upstreams = append(upstreams, "--upstream", "s3="+d.s3.Endpoint)
-	if err := d.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: linkNamespace}}); err != nil {
-		return err
-	}
 
 	step("starting the manager")
-	mgrArgs := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
-		"--public-url", webhookURL, "--link-namespace", linkNamespace}, upstreams...)
+	mgrArgs := append([]string{"--kubeconfig", managerKC, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
+		"--public-url", webhookURL}, append(scope, upstreams...)...)
 	if err := d.start("manager", mgrArgs...); err != nil {
 		return err
 	}
@@ -168,8 +174,8 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	step("starting the webhook server on %s", webhookURL)
-	whArgs := append([]string{"--kubeconfig", kcPath, "--bind-address", ports[1], "--public-url", webhookURL,
-		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5], "--link-namespace", linkNamespace}, upstreams...)
+	whArgs := append([]string{"--kubeconfig", webhookKC, "--bind-address", ports[1], "--public-url", webhookURL,
+		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5]}, append(scope, upstreams...)...)
 	if err := d.start("webhook", whArgs...); err != nil {
 		return err
 	}
@@ -194,6 +200,9 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	step("stocking slides from all three providers, and one that does not exist")
+	if err := d.otherTeams(ctx); err != nil {
+		return err
+	}
 	if err := d.slides(ctx); err != nil {
 		return err
 	}
@@ -225,6 +234,11 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 
+	step("a second watched team's stock is Ready, an unwatched team's untouched, and no RBAC refusal")
+	if err := d.checkConfinement(ctx); err != nil {
+		return err
+	}
+
 	step("kubectl get switchboard -A")
 	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "get", "switchboard", "-A").CombinedOutput()
 	fmt.Print(string(out))
@@ -233,6 +247,10 @@ func (d *demo) run(ctx context.Context) error {
 	}
 	if n := strings.Count(strings.TrimSpace(string(out)), "\n"); n < 7 {
 		return fmt.Errorf("kubectl listed %d resources, want the 7 samples", n)
+	}
+
+	if err := d.checkTable(ctx); err != nil {
+		return err
 	}
 
 	step("kubectl explain slidestock.spec.url")
@@ -330,10 +348,6 @@ func googleConsent(sandboxURL, webhookURL string) (string, error) {
 }
 
 func (d *demo) secrets(ctx context.Context, googleRefresh string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if err := d.c.Create(ctx, ns); err != nil {
-		return err
-	}
 	secrets := map[string]map[string]string{
 		"notion-client":    {"client_id": "demo-notion-client", "client_secret": "demo-notion-secret"},
 		"notion-webhook":   {"token": "demo-webhook-token-0123456789abcdef"},
@@ -372,6 +386,12 @@ func (d *demo) applySamples(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		u.SetNamespace(namespace)
+		if u.GetKind() == "PaperSync" {
+			// Its pageID is a placeholder: it is applied once the
+			// integration's database holds a page it can name.
+			d.paperSample = u
+			continue
+		}
 		if err := d.c.Create(ctx, u); err != nil {
 			return fmt.Errorf("apply %s: %w", f, err)
 		}
@@ -503,6 +523,21 @@ func (d *demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": ni.Status.DatabaseID, "values": map[string]any{"Link": link}}, &row); err != nil {
 		return fmt.Errorf("add a page in the sandbox: %w", err)
 	}
+	// The PaperSync sample, as a person would apply it by hand: its pageID
+	// names a page of the integration's database.
+	var sampleRow struct {
+		PageID string `json:"page_id"`
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": ni.Status.DatabaseID, "values": map[string]any{"Link": link}}, &sampleRow); err != nil {
+		return fmt.Errorf("add a page in the sandbox: %w", err)
+	}
+	if err := unstructured.SetNestedField(d.paperSample.Object, sampleRow.PageID, "spec", "pageID"); err != nil {
+		return err
+	}
+	if err := d.c.Create(ctx, d.paperSample); err != nil {
+		return fmt.Errorf("apply the PaperSync sample: %w", err)
+	}
+	fmt.Printf("    papersync/%s created for page %s\n", d.paperSample.GetName(), sampleRow.PageID)
 	var accepted map[string]any
 	if err := postJSON(webhookURL+ni.Status.WebhookPath, map[string]string{"workspace_id": ni.Status.WorkspaceID, "page_id": row.PageID, "link": link}, &accepted); err != nil {
 		return fmt.Errorf("post the Automation's request: %w", err)

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+// The demo runs Switchboard as a platform team's namespaced install would
+// (issue 17): the chart's ServiceAccounts with the RBAC `helm template`
+// renders for watchNamespaces, the binaries confined to those namespaces.
+// So every flow below — OAuth connect and callback, Notion Automation,
+// Calendar push, Sheets ingest, share-link resolve — runs with exactly the
+// rights a Helm install grants, and the demo fails on any RBAC refusal.
+const releaseNamespace = "switchboard-system"
+
+// watched are the namespaces the install confines Switchboard to: the
+// samples' and a second team's. unwatched is a third team's, which
+// Switchboard must leave alone.
+var (
+	watched   = []string{namespace, "demo-b"}
+	unwatched = "demo-elsewhere"
+)
+
+// installRBAC creates the namespaces, applies the chart's ServiceAccounts
+// and RBAC for a namespaced install, and writes a kubeconfig for each
+// ServiceAccount (the admin's, impersonating it). It returns the manager's
+// and the webhook's kubeconfig paths.
+func (d *demo) installRBAC(ctx context.Context, adminKubeconfig string) (manager, webhook string, err error) {
+	for _, ns := range append([]string{releaseNamespace, unwatched}, watched...) {
+		if err := d.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+			return "", "", err
+		}
+	}
+	rendered, err := exec.CommandContext(ctx, filepath.Join(d.bin, "helm"), "template", "switchboard", filepath.Join("charts", "switchboard"),
+		"--namespace", releaseNamespace, "--set", "watchNamespaces={"+strings.Join(watched, ",")+"}",
+		"--show-only", "templates/serviceaccounts.yaml", "--show-only", "templates/rbac.yaml").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("helm template (run 'make helm'): %w", err)
+	}
+	apply := exec.CommandContext(ctx, "kubectl", "--kubeconfig", adminKubeconfig, "apply", "-f", "-")
+	apply.Stdin = bytes.NewReader(rendered)
+	if out, err := apply.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("kubectl apply the chart's RBAC: %w\n%s", err, out)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
+	roles := 0
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return "", "", fmt.Errorf("decode the rendered chart: %w", err)
+		}
+		switch u.GetKind() {
+		case "Role":
+			roles++
+		case "ClusterRole":
+			if rulesName(u, "secrets") {
+				return "", "", fmt.Errorf("the namespaced chart renders ClusterRole %s with a secrets rule", u.GetName())
+			}
+		case "ServiceAccount":
+			user := "system:serviceaccount:" + releaseNamespace + ":" + u.GetName()
+			path := filepath.Join(d.dir, "kubeconfig-"+u.GetName())
+			if err := impersonating(adminKubeconfig, path, user); err != nil {
+				return "", "", err
+			}
+			switch {
+			case strings.HasSuffix(u.GetName(), "-manager"):
+				manager = path
+			case strings.HasSuffix(u.GetName(), "-webhook"):
+				webhook = path
+			}
+		}
+	}
+	if manager == "" || webhook == "" {
+		return "", "", errors.New("the chart rendered no manager or webhook ServiceAccount")
+	}
+	fmt.Printf("    watchNamespaces=%v: %d Roles, no ClusterRole with Secrets; the manager and webhook run as their ServiceAccounts\n", watched, roles)
+	return manager, webhook, nil
+}
+
+// rulesName says whether any rule of a (Cluster)Role names resource.
+func rulesName(u *unstructured.Unstructured, resource string) bool {
+	rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+	for _, r := range rules {
+		res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+		for _, x := range res {
+			if x == resource || x == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// impersonating writes to path the kubeconfig at admin acting as user, with
+// the groups a ServiceAccount's token carries.
+func impersonating(admin, path, user string) error {
+	cfg, err := clientcmd.LoadFromFile(admin)
+	if err != nil {
+		return err
+	}
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = user
+		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + releaseNamespace, "system:authenticated"}
+	}
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// otherTeams stocks a slide in the second watched namespace and one in the
+// unwatched namespace.
+func (d *demo) otherTeams(ctx context.Context) error {
+	for _, ns := range []string{watched[1], unwatched} {
+		obj := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "team-deck", Namespace: ns}}
+		obj.Spec.URL = demoSlides[0].url
+		if err := d.c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("create SlideStock %s/team-deck: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+// checkConfinement checks the second watched namespace's SlideStock Ready,
+// the unwatched one untouched, and no RBAC refusal in either binary's log.
+func (d *demo) checkConfinement(ctx context.Context) error {
+	key := client.ObjectKey{Namespace: watched[1], Name: "team-deck"}
+	if err := poll(ctx, time.Minute, func() (bool, error) {
+		var s v1alpha1.SlideStock
+		return d.c.Get(ctx, key, &s) == nil && s.Status.Phase == v1alpha1.SlideReady, nil
+	}); err != nil {
+		return fmt.Errorf("SlideStock %s not Ready: %w", key, err)
+	}
+	var other v1alpha1.SlideStock
+	if err := d.c.Get(ctx, client.ObjectKey{Namespace: unwatched, Name: "team-deck"}, &other); err != nil {
+		return err
+	}
+	if other.Status.Phase != "" || len(other.Status.Conditions) != 0 {
+		return fmt.Errorf("SlideStock %s/team-deck in an unwatched namespace was reconciled: %+v", unwatched, other.Status)
+	}
+	fmt.Printf("    %s/team-deck Ready; %s/team-deck untouched (not watched)\n", watched[1], unwatched)
+	refused := regexp.MustCompile(`is forbidden: User \\?"system:serviceaccount:`)
+	for _, p := range d.procs {
+		b, err := os.ReadFile(p.Log)
+		if err != nil {
+			return err
+		}
+		if n := len(refused.FindAll(b, -1)); n > 0 {
+			return fmt.Errorf("the API server refused the %s %d times (see %s)", p.Name, n, p.Log)
+		}
+	}
+	fmt.Println("    no RBAC refusal in the manager's or the webhook's log")
+	return nil
+}
+
+// staged are the objects the demo leaves not Ready on purpose, and why.
+var staged = map[string]string{
+	"SlideStock/demo/missing-deck":        "a deck SpeakerDeck does not have: Failed",
+	"ReceiveLink/demo/handout-bob":        "a 20 s share link, shown expiring: Expired",
+	"SlideStock/demo-elsewhere/team-deck": "in a namespace the install does not watch: untouched",
+}
+
+// checkTable checks that every Switchboard object is Ready but the staged
+// ones, and says which those are.
+func (d *demo) checkTable(ctx context.Context) error {
+	var notReady []string
+	for _, kind := range []string{"NotionIntegration", "PaperSync", "SlideStock", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
+		if err := d.c.List(ctx, list); err != nil {
+			return err
+		}
+		for _, o := range list.Items {
+			key := kind + "/" + o.GetNamespace() + "/" + o.GetName()
+			conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+			ready := false
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				ready = ready || m["type"] == "Ready" && m["status"] == "True"
+			}
+			_, isStaged := staged[key]
+			switch {
+			case !ready && !isStaged:
+				notReady = append(notReady, key)
+			case ready && isStaged:
+				return fmt.Errorf("%s is Ready, but the demo staged it not to be (%s)", key, staged[key])
+			}
+		}
+	}
+	if len(notReady) > 0 {
+		return fmt.Errorf("not Ready: %s", strings.Join(notReady, ", "))
+	}
+	fmt.Println("    every object is Ready but the three the demo stages:")
+	for _, key := range []string{"SlideStock/demo/missing-deck", "ReceiveLink/demo/handout-bob", "SlideStock/demo-elsewhere/team-deck"} {
+		fmt.Printf("      %-38s %s\n", key, staged[key])
+	}
+	return nil
+}
