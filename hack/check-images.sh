@@ -6,7 +6,8 @@
 #   - it runs as user 65532 (non-root, named in /etc/passwd),
 #   - it holds no shell and no other program: nothing under bin/, sbin/,
 #     usr/ but the binary in ko-app/,
-#   - /tmp is there and world-writable (sticky).
+#   - /tmp is there and world-writable (sticky),
+#   - its index.json names it (podman load and ctr images import tag it).
 # Environment: CRANE (default bin/crane), DIR (default dist/images).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,11 @@ for name in manager webhook; do
   [[ -f "$tarball" ]] || { bad "$name" "no $tarball (run make images)"; continue; }
   mkdir -p "$work/$name"
   tar -C "$work/$name" -xf "$tarball"
+  version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' charts/switchboard/Chart.yaml)
+  want="${REPOSITORY:-ghcr.io/switchboard-dev/switchboard}/$name:$version"
+  for key in org.opencontainers.image.ref.name io.containerd.image.name; do
+    grep -q "\"$key\":\"$want\"" "$work/$name/index.json" || bad "$name" "index.json does not name the image $want ($key)"
+  done
   ref=$reg/check/$name:latest
   "$CRANE" push "$work/$name" "$ref" >/dev/null 2>"$work/push.log" || { cat "$work/push.log" >&2; bad "$name" "not an OCI image layout"; continue; }
 

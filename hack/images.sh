@@ -25,6 +25,8 @@ CRANE=${CRANE:-bin/crane}
 OUT=${OUT:-dist/images}
 PLATFORM=${PLATFORM:-linux/$(go env GOARCH)}
 CA_BUNDLE=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+# The name the tarballs carry (the chart's default image.repository).
+REPOSITORY=${REPOSITORY:-ghcr.io/switchboard-dev/switchboard}
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' charts/switchboard/Chart.yaml)
 [[ -n "$version" ]] || { echo "images.sh: no appVersion in charts/switchboard/Chart.yaml" >&2; exit 1; }
 [[ -r "$CA_BUNDLE" ]] || { echo "images.sh: no CA bundle at $CA_BUNDLE (install ca-certificates or set CA_BUNDLE)" >&2; exit 1; }
@@ -66,6 +68,8 @@ for name in manager webhook; do
       "./cmd/$name")
   rm -rf "$work/$name"
   "$CRANE" pull --format=oci "$reg/switchboard/$name:$version" "$work/$name"
+  # Named, so podman load and ctr images import tag what they load.
+  go run ./hack/ocitag "$work/$name" "$REPOSITORY/$name:$version"
   tar -C "$work/$name" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf "$OUT/$name.tar" .
   log "$OUT/$name.tar: $ref ($(du -h "$OUT/$name.tar" | cut -f1))"
 done
