@@ -56,7 +56,9 @@ type NotionIntegrationSpec struct {
 	BackfillInterval metav1.Duration `json:"backfillInterval,omitzero"`
 
 	// SyncRetention is how long a finished PaperSync is kept before it is
-	// deleted.
+	// deleted. A PaperSync whose retries ran out is rechecked meanwhile
+	// (1 minute, doubling to half an hour) and counts its retention from
+	// its last failure.
 	// +kubebuilder:default="24h"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="syncRetention must not be negative"

@@ -64,23 +64,28 @@ type PaperSyncSpec struct {
 type PaperSyncStatus struct {
 	ReconcileStatus `json:",inline"`
 
-	// Phase: Pending, Succeeded or Failed.
+	// Phase: Pending, Succeeded or Failed. A sync Failed with reason
+	// RetriesExhausted (an arXiv or Notion outage outlasted the 1, 2, 4 s
+	// retries) is Pending again for each recheck: 1 minute after it
+	// failed, doubling to half an hour.
 	// +optional
 	Phase SyncPhase `json:"phase,omitempty"`
-	// Title written to the page (cut at 2000 characters).
+	// Title written to the page (cut at 2000 characters as Notion counts
+	// them: UTF-16 code units, two for a character beyond U+FFFF).
 	// +optional
 	Title string `json:"title,omitempty"`
 	// PublicationYear written to the page.
 	// +optional
 	PublicationYear int32 `json:"publicationYear,omitempty"`
-	// Attempts counts tries at arXiv and Notion.
+	// Attempts counts tries at arXiv and Notion, rechecks included.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 	// LastError is the last failure, for a person.
 	// +optional
 	LastError string `json:"lastError,omitempty"`
-	// CompletedAt is when the sync reached Succeeded or Failed; the object
-	// is deleted after the integration's syncRetention.
+	// CompletedAt is when the sync reached Succeeded or Failed (last
+	// failed, for one rechecked); the object is deleted after the
+	// integration's syncRetention, unless a recheck comes first.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 }

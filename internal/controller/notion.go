@@ -39,6 +39,9 @@ type NotionDeps struct {
 	PublicURL string
 	// SyncRetries replaces the PaperSync schedule (tests shorten it).
 	SyncRetries outbound.Schedule
+	// SyncRechecks replaces the schedule of the rechecks of PaperSyncs
+	// whose retries ran out (papersync.DefaultRecheck; tests shorten it).
+	SyncRechecks outbound.Schedule
 }
 
 // SetupNotion registers the NotionIntegration and PaperSync controllers.
@@ -61,5 +64,6 @@ func SetupNotion(mgr ctrl.Manager, d NotionDeps) error {
 		Arxiv:    &arxiv.Client{Out: d.Out, Pacer: d.ArxivPacer},
 		Recorder: mgr.GetEventRecorder("papersync-controller"),
 		Retries:  d.SyncRetries,
+		Recheck:  d.SyncRechecks,
 	}).SetupWithManager(mgr)
 }

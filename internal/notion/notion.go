@@ -27,7 +27,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
+	"unicode/utf16"
 
 	"github.com/jomei/notionapi"
 
@@ -45,11 +45,21 @@ const (
 	PropYear    = "Publication Year"
 )
 
-// MaxText is Notion's limit for one text object (seed 000 §3.6.2, §9.3).
+// MaxText is Notion's limit for one text object (seed 000 §3.6.2, §9.3),
+// in UTF-16 code units: Notion measures "2000 characters" as JavaScript's
+// String.length, so a character outside the Basic Multilingual Plane (an
+// emoji, the mathematical letters 𝒪 and 𝔽 of arXiv abstracts) counts
+// twice (https://developers.notion.com/reference/request-limits; users'
+// reports: dwarvesf/dwarves-kit#403).
 const MaxText = 2000
 
-// maxRichText is Notion's limit of rich text objects in one property.
+// maxRichText is Notion's limit of rich text objects in one property
+// (https://developers.notion.com/reference/request-limits: "any array of
+// rich text objects: 100 elements").
 const maxRichText = 100
+
+// maxSearchPages bounds a search read to its end: 100 pages of 100.
+const maxSearchPages = 100
 
 // Schema is the seed's property set (seed 000 §3.2.3).
 func Schema() notionapi.PropertyConfigs {
@@ -111,8 +121,13 @@ func withRetryAfter(ctx context.Context) (context.Context, *time.Duration) {
 	return context.WithValue(ctx, retryAfterKey{}, &d), &d
 }
 
-// classify maps Notion's answers onto the outbound classes: 429 and 5xx
-// (and a broken connection) are transient, every other status permanent.
+// classify maps Notion's answers onto the outbound classes: 429, 409 and
+// 5xx (and a broken connection) are transient, every other status
+// permanent. A 409 conflict_error is a collision with another edit of the
+// same object: "Make sure the parameters are up to date and try again"
+// (https://developers.notion.com/reference/status-codes). The operator's
+// writes carry no version to bring up to date, so trying again is all it
+// takes, on the same schedule as a 5xx.
 func classify(what string, err error, retryAfter ...*time.Duration) error {
 	if err == nil {
 		return nil
@@ -129,7 +144,7 @@ func classify(what string, err error, retryAfter ...*time.Duration) error {
 		return e
 	case errors.As(err, &ae):
 		class := outbound.Permanent
-		if ae.Status >= 500 {
+		if ae.Status >= 500 || ae.Status == http.StatusConflict {
 			class = outbound.Transient
 		}
 		return &outbound.Error{Upstream: upstream.Notion, Class: class, Status: ae.Status,
@@ -185,31 +200,11 @@ func (c *Client) findOrCreate(ctx context.Context, token, name, pinnedID, templa
 		}
 		db = got
 	} else {
-		res, err := api.Search.Do(ctx, &notionapi.SearchRequest{
-			Query:  name,
-			Filter: notionapi.SearchFilter{Property: "object", Value: "database"},
-			Sort:   &notionapi.SortObject{Direction: notionapi.SortOrderDESC, Timestamp: notionapi.TimestampLastEdited},
-		})
+		found, err := c.findByName(ctx, api, name, templateID)
 		if err != nil {
-			return Database{}, classify("search databases", err)
+			return Database{}, err
 		}
-		var newest *notionapi.Database
-		for _, o := range res.Results {
-			d, ok := o.(*notionapi.Database)
-			if !ok || plain(d.Title) != name || d.Archived {
-				continue
-			}
-			if templateID != "" && notionid.Normalize(string(d.Parent.PageID)) == notionid.Normalize(templateID) {
-				db = d
-				break
-			}
-			if newest == nil {
-				newest = d // results are most recently edited first
-			}
-		}
-		if db == nil {
-			db = newest
-		}
+		db = found
 	}
 	if db == nil {
 		return c.create(ctx, api, name, templateID, parentPage)
@@ -221,24 +216,79 @@ func (c *Client) findOrCreate(ctx context.Context, token, name, pinnedID, templa
 	return Database{ID: string(db.ID), URL: db.URL, Added: added}, nil
 }
 
+// findByName reads the search for databases named name to its end: the
+// one inside the duplicated template if there is one, else the most
+// recently edited. A page of results may hold fewer than page_size
+// results, none even, while more remain
+// (https://developers.notion.com/reference/pagination): only has_more
+// says the list is complete, so nothing is created while a page is unread.
+func (c *Client) findByName(ctx context.Context, api *notionapi.Client, name, templateID string) (*notionapi.Database, error) {
+	var newest *notionapi.Database
+	req := &notionapi.SearchRequest{
+		Query:    name,
+		Filter:   notionapi.SearchFilter{Property: "object", Value: "database"},
+		Sort:     &notionapi.SortObject{Direction: notionapi.SortOrderDESC, Timestamp: notionapi.TimestampLastEdited},
+		PageSize: 100,
+	}
+	err := searchAll(ctx, api, req, "search databases", func(o notionapi.Object) bool {
+		d, ok := o.(*notionapi.Database)
+		if !ok || plain(d.Title) != name || d.Archived {
+			return false
+		}
+		if templateID != "" && notionid.Normalize(string(d.Parent.PageID)) == notionid.Normalize(templateID) {
+			newest = d
+			return true
+		}
+		if newest == nil {
+			newest = d // results are most recently edited first
+		}
+		return templateID == "" // without a template the first is the one
+	})
+	return newest, err
+}
+
+// searchAll runs a search page after page until visit says it has what it
+// wants or the list ends. More than maxSearchPages pages is an error, not
+// a partial answer.
+func searchAll(ctx context.Context, api *notionapi.Client, req *notionapi.SearchRequest, what string, visit func(notionapi.Object) bool) error {
+	for range maxSearchPages {
+		res, err := api.Search.Do(ctx, req)
+		if err != nil {
+			return classify(what, err)
+		}
+		for _, o := range res.Results {
+			if visit(o) {
+				return nil
+			}
+		}
+		if !res.HasMore || res.NextCursor == "" {
+			return nil
+		}
+		req.StartCursor = res.NextCursor
+	}
+	return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
+		Reason: fmt.Sprintf("%s: more than %d pages of results; set spec.database.id or spec.database.parentPageID", what, maxSearchPages)}
+}
+
 func (c *Client) create(ctx context.Context, api *notionapi.Client, name, templateID, parentPage string) (Database, error) {
 	parent := parentPage
 	if parent == "" {
 		parent = templateID
 	}
 	if parent == "" {
-		res, err := api.Search.Do(ctx, &notionapi.SearchRequest{
-			Filter: notionapi.SearchFilter{Property: "object", Value: "page"},
-			Sort:   &notionapi.SortObject{Direction: notionapi.SortOrderASC, Timestamp: notionapi.TimestampLastEdited},
-		})
-		if err != nil {
-			return Database{}, classify("search pages", err)
-		}
-		for _, o := range res.Results {
+		err := searchAll(ctx, api, &notionapi.SearchRequest{
+			Filter:   notionapi.SearchFilter{Property: "object", Value: "page"},
+			Sort:     &notionapi.SortObject{Direction: notionapi.SortOrderASC, Timestamp: notionapi.TimestampLastEdited},
+			PageSize: 100,
+		}, "search pages", func(o notionapi.Object) bool {
 			if p, ok := o.(*notionapi.Page); ok && p.Parent.Type == notionapi.ParentTypeWorkspace {
 				parent = string(p.ID)
-				break
+				return true
 			}
+			return false
+		})
+		if err != nil {
+			return Database{}, err
 		}
 		if parent == "" {
 			return Database{}, &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
@@ -287,32 +337,41 @@ func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionap
 	return names, nil
 }
 
-// Chunks splits text into text objects of at most MaxText characters
-// (seed 000 §3.6.2), and at most Notion's 100 objects.
+// Chunks splits text into text objects of at most MaxText UTF-16 code
+// units (seed 000 §3.6.2), never inside a character, and at most Notion's
+// 100 objects (the rest is dropped: 200,000 units, far beyond any
+// abstract, reached only by the longest author lists).
 func Chunks(text string) []notionapi.RichText {
 	var out []notionapi.RichText
 	for text != "" && len(out) < maxRichText {
-		cut := len(text)
-		if utf8.RuneCountInString(text) > MaxText {
-			cut = 0
-			for i := 0; i < MaxText; i++ {
-				_, size := utf8.DecodeRuneInString(text[cut:])
-				cut += size
-			}
-		}
+		cut := fit(text)
 		out = append(out, notionapi.RichText{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: text[:cut]}})
 		text = text[cut:]
 	}
 	return out
 }
 
-// Truncate cuts text to MaxText characters (seed 000 §3.6.2, titles).
-func Truncate(text string) string {
-	if utf8.RuneCountInString(text) <= MaxText {
-		return text
+// Truncate cuts text to MaxText UTF-16 code units, never inside a
+// character (seed 000 §3.6.2, titles).
+func Truncate(text string) string { return text[:fit(text)] }
+
+// fit is the length in bytes of the longest prefix of text that Notion
+// counts as at most MaxText characters: UTF-16 code units, two for a
+// character beyond U+FFFF. Bytes that are not UTF-8 are sent as U+FFFD,
+// one unit each.
+func fit(text string) int {
+	units := 0
+	for i, r := range text {
+		n := utf16.RuneLen(r)
+		if n < 0 {
+			n = 1
+		}
+		if units+n > MaxText {
+			return i
+		}
+		units += n
 	}
-	r := []rune(text)
-	return string(r[:MaxText])
+	return len(text)
 }
 
 // UpdatePaper writes a paper to a page (seed 000 §3.6.1).

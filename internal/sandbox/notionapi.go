@@ -24,7 +24,7 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
+	"unicode/utf16"
 
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
@@ -63,13 +63,32 @@ type notionState struct {
 	databases map[string]*notionDatabase
 	pages     map[string]*notionPage
 	clock     int64
+	// editing counts, per page, the API updates that will still collide
+	// with a person's edit (EditConcurrently).
+	editing map[string]int
 }
 
 func (n *Notion) state() *notionState {
 	if n.data == nil {
-		n.data = &notionState{databases: map[string]*notionDatabase{}, pages: map[string]*notionPage{}}
+		n.data = &notionState{databases: map[string]*notionDatabase{}, pages: map[string]*notionPage{}, editing: map[string]int{}}
 	}
 	return n.data
+}
+
+// EditConcurrently makes a person edit a database page while the next
+// updates arrive: each of the next n pages.update calls of the page
+// collides with the edit and is answered 409 conflict_error, as Notion
+// answers "The transaction could not be completed, potentially due to a
+// data collision. Make sure the parameters are up to date and try again."
+// (https://developers.notion.com/reference/status-codes). The message is
+// the one users receive from pages.update ("Conflict occurred while
+// saving. Please try again.", rowthan/pagenote#162), and client libraries
+// retry it (mariosimao/notion-sdk-php#155 "Retry when Notion API responds
+// with conflict error"). The update after them succeeds.
+func (n *Notion) EditConcurrently(pageID string, updates int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.state().editing[normID(pageID)] = updates
 }
 
 // tick gives each write a later timestamp, so "last edited" orders them.
@@ -352,6 +371,16 @@ func (p *notionPage) object(s *notionState) map[string]any {
 	return obj
 }
 
+// search pages through the workspace's objects of the filtered kind, in
+// the order asked (most recently edited first by default), and filters by
+// the query after paging: a page holds the matches among page_size
+// candidates, so it may hold fewer than page_size results, or none, while
+// has_more is true. Notion documents exactly that: "The response may
+// contain fewer than this number of results"
+// (https://developers.notion.com/reference/pagination), and search "is
+// not guaranteed to return everything" in one go
+// (https://developers.notion.com/reference/search-optimizations-and-limitations).
+// A client that stops at the first page misses what lies beyond it.
 func (n *Notion) search(w http.ResponseWriter, r *http.Request, ws string) {
 	var req struct {
 		Query  string `json:"query"`
@@ -363,7 +392,8 @@ func (n *Notion) search(w http.ResponseWriter, r *http.Request, ws string) {
 			Direction string `json:"direction"`
 			Timestamp string `json:"timestamp"`
 		} `json:"sort"`
-		PageSize int `json:"page_size"`
+		StartCursor string `json:"start_cursor"`
+		PageSize    int    `json:"page_size"`
 	}
 	if r.ContentLength != 0 && !decodeBody(w, r, &req) {
 		return
@@ -372,18 +402,22 @@ func (n *Notion) search(w http.ResponseWriter, r *http.Request, ws string) {
 		notionError(w, http.StatusBadRequest, "validation_error", "body failed validation: body.filter.value should be `\"page\"` or `\"database\"`, instead was `"+req.Filter.Value+"`.")
 		return
 	}
-	s := n.state()
-	type hit struct {
-		edited time.Time
-		obj    map[string]any
+	if req.PageSize < 0 || req.PageSize > 100 {
+		notionError(w, http.StatusBadRequest, "validation_error", fmt.Sprintf("body failed validation: body.page_size should be ≤ `100`, instead was `%d`.", req.PageSize))
+		return
 	}
-	var hits []hit
+	s := n.state()
+	type candidate struct {
+		id, title string
+		edited    time.Time
+		obj       func() map[string]any
+	}
+	var all []candidate
 	want := func(kind string) bool { return req.Filter == nil || req.Filter.Value == kind }
-	q := strings.ToLower(req.Query)
 	if want("database") {
 		for _, db := range s.databases {
-			if db.workspace == ws && strings.Contains(strings.ToLower(db.title), q) {
-				hits = append(hits, hit{db.edited, db.object()})
+			if db.workspace == ws {
+				all = append(all, candidate{db.id, db.title, db.edited, db.object})
 			}
 		}
 	}
@@ -393,31 +427,49 @@ func (n *Notion) search(w http.ResponseWriter, r *http.Request, ws string) {
 			if p.parentDB != "" {
 				title, _ = valueToPlain(p.values[titleProp(s.databases[p.parentDB])]).(string)
 			}
-			if p.workspace == ws && strings.Contains(strings.ToLower(title), q) {
-				hits = append(hits, hit{p.edited, p.object(s)})
+			if p.workspace == ws {
+				all = append(all, candidate{p.id, title, p.edited, func() map[string]any { return p.object(s) }})
 			}
 		}
 	}
 	asc := req.Sort != nil && req.Sort.Direction == "ascending"
-	sort.Slice(hits, func(i, j int) bool {
-		if asc {
-			return hits[i].edited.Before(hits[j].edited)
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].edited.Equal(all[j].edited) {
+			return all[i].edited.After(all[j].edited) != asc
 		}
-		return hits[i].edited.After(hits[j].edited)
+		return all[i].id < all[j].id
 	})
+	start := 0
+	if req.StartCursor != "" {
+		start = -1
+		for i, c := range all {
+			if c.id == normID(req.StartCursor) {
+				start = i
+			}
+		}
+		if start < 0 {
+			notionError(w, http.StatusBadRequest, "validation_error", "body failed validation: body.start_cursor should be a cursor this search returned, instead was `"+strings.ReplaceAll(req.StartCursor, "`", "")+"`.")
+			return
+		}
+	}
 	size := req.PageSize
-	if size <= 0 || size > 100 {
+	if size == 0 {
 		size = 100
 	}
+	end := min(start+size, len(all))
+	q := strings.ToLower(req.Query)
 	results := []any{}
-	for i, h := range hits {
-		if i == size {
-			break
+	for _, c := range all[start:end] {
+		if strings.Contains(strings.ToLower(c.title), q) {
+			results = append(results, c.obj())
 		}
-		results = append(results, h.obj)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "results": results, "next_cursor": nil,
-		"has_more": len(hits) > size, "type": "page_or_database", "page_or_database": map[string]any{}})
+	var next any
+	if end < len(all) {
+		next = all[end].id
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "results": results, "next_cursor": next,
+		"has_more": end < len(all), "type": "page_or_database", "page_or_database": map[string]any{}})
 }
 
 func titleProp(db *notionDatabase) string {
@@ -664,8 +716,10 @@ func (n *Notion) getPage(w http.ResponseWriter, r *http.Request, ws string) {
 	}
 }
 
-// updatePage enforces Notion's limits: at most 2000 characters in one
-// text object and at most 100 rich text objects in a property.
+// updatePage enforces Notion's limits: at most 2000 UTF-16 code units in
+// one text object (jsLength) and at most 100 rich text objects in a
+// property; a valid update of a page a person is editing is a 409
+// (EditConcurrently).
 func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, ws string) {
 	p, ok := n.pageAt(w, r, ws)
 	if !ok {
@@ -702,11 +756,34 @@ func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, ws string) {
 		}
 		updates[name] = v
 	}
+	// A valid update collides with a person's edit when it is saved.
+	if s.editing[p.id] > 0 {
+		s.editing[p.id]--
+		notionError(w, http.StatusConflict, "conflict_error", "Conflict occurred while saving. Please try again.")
+		return
+	}
 	for k, v := range updates {
 		p.values[k] = v
 	}
 	p.edited = s.tick()
 	writeJSON(w, http.StatusOK, p.object(s))
+}
+
+// jsLength is a string's length as Notion measures its limits: in UTF-16
+// code units, JavaScript's String.length, so a character outside the
+// Basic Multilingual Plane (an emoji, the mathematical letters 𝒪 or 𝔽
+// that arXiv abstracts carry) counts twice. The request-limits reference
+// (https://developers.notion.com/reference/request-limits) says "2000
+// characters"; users found what that means when a 2000-code-point chunk
+// holding one emoji "weighed 2001 units and the whole v1/pages request
+// 400'd with validation_error" (dwarvesf/dwarves-kit#403, "chunk Notion
+// rich_text by UTF-16 units, not codepoints"; raycast/extensions#30001).
+func jsLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(utf16.RuneLen(r), 1)
+	}
+	return n
 }
 
 func parseValue(name, typ string, raw json.RawMessage) (any, string) {
@@ -725,9 +802,7 @@ func parseValue(name, typ string, raw json.RawMessage) (any, string) {
 		}
 		out := []any{}
 		for i, it := range items {
-			// Notion counts UTF-16 code units; runes are close enough for
-			// the BMP text papers use.
-			if n := utf8.RuneCountInString(it.Text.Content); n > 2000 {
+			if n := jsLength(it.Text.Content); n > 2000 {
 				return nil, fmt.Sprintf("body failed validation: body.properties.%s.%s[%d].text.content.length should be ≤ `2000`, instead was `%d`.", name, typ, i, n)
 			}
 			out = append(out, richText(it.Text.Content))
@@ -741,7 +816,7 @@ func parseValue(name, typ string, raw json.RawMessage) (any, string) {
 		if u == nil {
 			return nil, ""
 		}
-		if utf8.RuneCountInString(*u) > 2000 {
+		if jsLength(*u) > 2000 {
 			return nil, fmt.Sprintf("body failed validation: body.properties.%s.url.length should be ≤ `2000`.", name)
 		}
 		return *u, ""

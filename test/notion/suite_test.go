@@ -55,6 +55,10 @@ var (
 // asserted by the PaperSync controller's unit tests.
 var syncRetries = outbound.Schedule{Base: 10 * time.Millisecond, Retries: outbound.NotionRetries.Retries, Max: outbound.MaxRetryAfter}
 
+// syncRechecks is the rechecks' 1 minute to half an hour scaled down, so
+// that a sync whose retries ran out is looked at again within the test.
+var syncRechecks = outbound.Schedule{Base: 200 * time.Millisecond, Max: 2 * time.Second, Jitter: outbound.DefaultJitter}
+
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
 		notionEmu.AddClient("notion-client", "notion-secret")
@@ -75,7 +79,7 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, SyncRetries: syncRetries}); err != nil {
+		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, SyncRetries: syncRetries, SyncRechecks: syncRechecks}); err != nil {
 			return nil, err
 		}
 		if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {

@@ -54,30 +54,82 @@ import (
 // defaultRetention applies when the integration is gone.
 const defaultRetention = 24 * time.Hour
 
-// collect deletes a finished sync once its retention has passed.
+// collect deletes a finished sync once its retention has passed, and
+// puts one whose retries ran out back among the pending when its recheck
+// is due (before the retention ends).
 func (r *Reconciler) collect(ctx context.Context, obj *v1alpha1.PaperSync, run *runner.Run) runner.Outcome {
-	var done time.Time
-	switch {
-	case obj.Status.CompletedAt != nil:
-		done = obj.Status.CompletedAt.Time
-		r.finished.Delete(obj.UID) // the cache has caught up
-	default:
-		v, ok := r.finished.Load(obj.UID)
-		if !ok {
-			return runner.Continue()
+	if obj.Status.CompletedAt == nil {
+		if _, ok := r.finished.Load(obj.UID); ok {
+			// Finished by a batch; the cache lags. Look again when it
+			// shows how the sync ended: a recheck may be due long before
+			// the retention.
+			return runner.Wait(BatchBusy)
 		}
-		done = v.(time.Time) // finished by a batch; the cache lags
+		return runner.Continue()
 	}
-	retention := defaultRetention
+	r.finished.Delete(obj.UID) // the cache has caught up
+	done := obj.Status.CompletedAt.Time
+	retention := r.retention(ctx, obj)
+	if due, ok := r.recheckAt(obj); ok && due.Before(done.Add(retention)) {
+		if run.Now.Before(due) {
+			return runner.Wait(due.Sub(run.Now))
+		}
+		r.reopen(obj)
+		return runner.Continue() // to the batch, with the integration's other pending syncs
+	}
+	return runner.DeleteAfter(ctx, r.Client, obj, done, retention, run.Now)
+}
+
+// retention is the integration's syncRetention (defaultRetention when the
+// integration is gone).
+func (r *Reconciler) retention(ctx context.Context, obj *v1alpha1.PaperSync) time.Duration {
 	ni := &v1alpha1.NotionIntegration{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.IntegrationRef.Name}, ni); err == nil {
-		retention = ni.Spec.SyncRetention.Duration
+		return ni.Spec.SyncRetention.Duration
 	}
-	out := runner.DeleteAfter(ctx, r.Client, obj, done, retention, run.Now)
-	if out.IsDone() {
-		r.finished.Delete(obj.UID)
+	return defaultRetention
+}
+
+// recheckAt is when a sync that failed because its retries ran out is
+// tried again: recheckDelay after its last failure. Syncs that failed for
+// good (a permanent answer) are not rechecked.
+func (r *Reconciler) recheckAt(obj *v1alpha1.PaperSync) (time.Time, bool) {
+	c := status.Get(obj, v1alpha1.StalledCondition)
+	if obj.Status.Phase != v1alpha1.SyncFailed || obj.Status.CompletedAt == nil || c == nil || c.Reason != v1alpha1.RetriesExhaustedReason {
+		return time.Time{}, false
 	}
-	return out
+	return obj.Status.CompletedAt.Add(r.recheckDelay(obj.Status.Attempts)), true
+}
+
+// untilNext is how long a finished sync waits: until its recheck when that
+// comes before its retention ends, else until it is deleted.
+func (r *Reconciler) untilNext(obj *v1alpha1.PaperSync, retention time.Duration, now time.Time) time.Duration {
+	at := obj.Status.CompletedAt.Add(retention)
+	if due, ok := r.recheckAt(obj); ok && due.Before(at) {
+		at = due
+	}
+	return max(at.Sub(now), time.Second)
+}
+
+// reopen makes a sync whose recheck is due pending again, for one more
+// attempt: the batch that takes it fetches it with every other pending
+// sync of the integration, and other rechecks that fall due while a batch
+// is in flight join the next one.
+func (r *Reconciler) reopen(obj *v1alpha1.PaperSync) {
+	n := int(obj.Status.Attempts) - r.Retries.Retries
+	obj.Status.Phase, obj.Status.CompletedAt = v1alpha1.SyncPending, nil
+	status.MarkRetrying(obj, v1alpha1.UpstreamUnavailableReason,
+		fmt.Sprintf("recheck %d after the retries ran out; last error: %s", n, obj.Status.LastError))
+}
+
+// recheckDelay is the un-jittered wait before the recheck that follows a
+// sync's attempts-th attempt (the runner jitters the requeue, so each
+// reconcile computes the same deadline): Recheck's first delay after the
+// attempt that exhausted the retries, then doubling.
+func (r *Reconciler) recheckDelay(attempts int32) time.Duration {
+	s := r.Recheck
+	s.Jitter = 0
+	return s.Delay(max(int(attempts)-r.Retries.Retries, 1))
 }
 
 // waitFor shows why the sync cannot proceed; the integration's watch wakes
@@ -141,7 +193,7 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.PaperSync, run *ru
 	}
 	switch {
 	case obj.Status.CompletedAt != nil:
-		return runner.Wait(max(ni.Spec.SyncRetention.Duration, time.Second)) // then collect
+		return runner.Wait(r.untilNext(obj, ni.Spec.SyncRetention.Duration, run.Now)) // then collect
 	case b.objErr != nil:
 		return runner.Retry(v1alpha1.UpstreamUnavailableReason, b.objErr, b.retryIn)
 	}
@@ -242,10 +294,15 @@ func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
 }
 
 // attemptFailed counts an attempt: a transient error is retried on the
-// schedule until it is spent; anything else fails the sync.
+// schedule until it is spent, and then rechecked (collect); anything else
+// fails the sync.
 func (b *batchRun) attemptFailed(ctx context.Context, ps *v1alpha1.PaperSync, event string, err error) {
 	ps.Status.Attempts++
 	n := int(ps.Status.Attempts)
+	if retries := b.r.Retries.Retries; retries > 0 && n > retries+1 && outbound.IsTransient(err) {
+		b.recheckFailed(ctx, ps, n-retries-1, err)
+		return
+	}
 	if !outbound.IsTransient(err) || b.r.Retries.Exhausted(n) {
 		reason := v1alpha1.UpstreamRejectedReason
 		if outbound.IsTransient(err) {
@@ -264,6 +321,17 @@ func (b *batchRun) attemptFailed(ctx context.Context, ps *v1alpha1.PaperSync, ev
 	if ps == b.obj {
 		b.objErr = err
 	}
+}
+
+// recheckFailed finishes a recheck that failed transiently: Failed again,
+// for the next recheck, without another Event or failure count (the
+// dead-letter Event was sent when the retries ran out).
+func (b *batchRun) recheckFailed(ctx context.Context, ps *v1alpha1.PaperSync, recheck int, err error) {
+	now := metav1.NewTime(b.now)
+	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncFailed, err.Error(), &now
+	status.MarkStalled(ps, v1alpha1.RetriesExhaustedReason, fmt.Sprintf("recheck %d failed: %v", recheck, err))
+	log.FromContext(ctx).V(1).Info("paper sync recheck failed", "paperSync", klog.KObj(ps), "recheck", recheck, "error", err.Error())
+	b.r.finished.Store(ps.UID, b.now)
 }
 
 func (b *batchRun) succeed(ps *v1alpha1.PaperSync, p arxiv.Paper) {

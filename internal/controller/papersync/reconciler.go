@@ -75,6 +75,17 @@ const (
 	counterFlush = 5 * time.Second
 )
 
+// DefaultRecheck spaces the single attempts at a sync whose retries ran
+// out: 1 minute, doubling to half an hour, ±10 %. The seed's 1, 2 and 4 s
+// are spent within seconds, so an arXiv or Notion outage of minutes used
+// to leave the page empty until the sync's retention (24 h) had passed and
+// the backfill made it again; rechecked, the page fills minutes after the
+// upstream recovers. A due recheck makes the sync pending, so rechecks
+// that fall due while the integration's batch is in flight (or waiting
+// its turn at arXiv) share the next request, and the pacer still lets at
+// most one request through every 3 s.
+var DefaultRecheck = outbound.Schedule{Base: time.Minute, Max: 30 * time.Minute, Jitter: outbound.DefaultJitter}
+
 // Arxiv is the part of the arXiv client the controller uses.
 type Arxiv interface {
 	// Fetch asks for up to arxiv.MaxBatch identifiers in one request.
@@ -98,6 +109,9 @@ type Reconciler struct {
 	// Retries spaces the attempts of a sync whose arXiv or Notion call
 	// failed transiently (outbound.NotionRetries when Base is 0: 1, 2, 4 s).
 	Retries outbound.Schedule
+	// Recheck spaces the attempts at a sync whose retries ran out
+	// (DefaultRecheck when Base is 0).
+	Recheck outbound.Schedule
 	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
 	Concurrency int
 
@@ -114,6 +128,9 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.PaperSync] {
 	}
 	if r.Retries.Base == 0 {
 		r.Retries = outbound.NotionRetries
+	}
+	if r.Recheck.Base == 0 {
+		r.Recheck = DefaultRecheck
 	}
 	if r.wake == nil {
 		r.wake = make(chan event.TypedGenericEvent[*v1alpha1.PaperSync], 4*arxiv.MaxBatch)
