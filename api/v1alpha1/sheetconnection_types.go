@@ -68,10 +68,10 @@ type SheetConnectionSpec struct {
 	// ZZZ) or the header text in row 1 (at most 128 characters). The fields
 	// are title, startedAt, endedAt, durationSeconds (all four required),
 	// id, project, notes, tags, skill and intensity. Two fields may not
-	// share a column. Mapping id (the session id) lets the operator find a
-	// row it may have written just before a crash, so that a session is
-	// never appended twice; without it a crash in that window can leave one
-	// duplicate row.
+	// share a column. A session is never appended twice: a row whose
+	// append answer was lost is found again by the id column when id is
+	// mapped (recommended), else by its title, startedAt, endedAt and
+	// durationSeconds.
 	// +kubebuilder:validation:MinProperties=4
 	// +kubebuilder:validation:MaxProperties=10
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['id', 'title', 'startedAt', 'endedAt', 'durationSeconds', 'project', 'notes', 'tags', 'skill', 'intensity'])",message="columnMapping keys must be session fields: id, title, startedAt, endedAt, durationSeconds, project, notes, tags, skill, intensity"
@@ -112,12 +112,15 @@ type ColumnRef string
 // sheetId or by its title. Exactly one is set.
 // +kubebuilder:validation:XValidation:rule="has(self.id) != has(self.title)",message="sheet needs exactly one of id and title"
 type SheetSelector struct {
-	// ID is the sheet's numeric sheetId (the gid= in its URL).
+	// ID is the sheet's numeric sheetId (the gid= in its URL). A tab
+	// selected by id may be renamed: the new title is looked up when an
+	// append is refused for the old one, and on every re-read.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	ID *int64 `json:"id,omitempty"`
 
-	// Title of the sheet tab.
+	// Title of the sheet tab. Renaming the tab stops the connection
+	// (SheetNotFound) until this follows.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=100
 	// +optional

@@ -114,11 +114,19 @@ type SheetSyncStatus struct {
 	AttemptedAt *metav1.Time `json:"attemptedAt,omitempty"`
 	// InFlightSince is set, before values.append is called, to when the
 	// call began, and cleared when its answer is recorded. A sync found with
-	// it set after a restart may already be in the sheet: when an id column
-	// is mapped the operator looks for the session id there before it
-	// appends again.
+	// it set later (a restart, a lost answer, a 5xx) may already be in the
+	// sheet: the operator looks for the session there before it appends
+	// again — by its id in the id column when one is mapped, else by its
+	// title, start, end and duration.
 	// +optional
 	InFlightSince *metav1.Time `json:"inFlightSince,omitempty"`
+	// NextAttemptAt is when the session is tried again after Google
+	// throttled or failed its last attempt: its own schedule, 1, 2, 4 … 64
+	// seconds after its attempts (never sooner than Retry-After), then,
+	// once those 7 retries are spent, rechecks 1 hour doubling to 24 hours
+	// apart. Empty while the session is not waiting for a retry.
+	// +optional
+	NextAttemptAt *metav1.Time `json:"nextAttemptAt,omitempty"`
 	// Trace is the last append request and response, bounded, for
 	// debugging (seed 004 §2 googleAppendRequest / googleAppendResponse). It
 	// holds no token.

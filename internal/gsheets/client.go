@@ -162,7 +162,7 @@ func (c *Client) Row(ctx context.Context, token, spreadsheetID, sheetTitle strin
 		return nil, outbound.PermanentError(upstream.GoogleAPIs, fmt.Sprintf("row %d: rows start at 1", row), nil)
 	}
 	a1 := fmt.Sprintf("%d:%d", row, row)
-	rows, err := c.values(ctx, token, spreadsheetID, sheetTitle, a1)
+	rows, err := c.values(ctx, token, spreadsheetID, sheetTitle, a1, formatted)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (c *Client) Column(ctx context.Context, token, spreadsheetID, sheetTitle, c
 	if _, err := ColumnIndex(column); err != nil {
 		return nil, outbound.PermanentError(upstream.GoogleAPIs, err.Error(), err)
 	}
-	rows, err := c.values(ctx, token, spreadsheetID, sheetTitle, column+":"+column)
+	rows, err := c.values(ctx, token, spreadsheetID, sheetTitle, column+":"+column, formatted)
 	if err != nil {
 		return nil, err
 	}
@@ -191,13 +191,30 @@ func (c *Client) Column(ctx context.Context, token, spreadsheetID, sheetTitle, c
 	return col, nil
 }
 
-func (c *Client) values(ctx context.Context, token, spreadsheetID, sheetTitle, a1 string) ([][]any, error) {
-	// FORMATTED_VALUE is the default; asked for explicitly because the
+// Table reads columns A to lastColumn of every row ('Title'!A:F) as
+// stored, not as shown: UNFORMATTED_VALUE answers numbers as JSON numbers
+// whatever the column's number format (a date-time serial stays
+// 46037.375, not "2026-01-15 9:00"), and text as text
+// (https://developers.google.com/sheets/api/reference/rest/v4/ValueRenderOption).
+// Index 0 is row 1; a row's trailing empty cells are left out, an empty
+// cell before them is "".
+func (c *Client) Table(ctx context.Context, token, spreadsheetID, sheetTitle, lastColumn string) ([][]any, error) {
+	if _, err := ColumnIndex(lastColumn); err != nil {
+		return nil, outbound.PermanentError(upstream.GoogleAPIs, err.Error(), err)
+	}
+	return c.values(ctx, token, spreadsheetID, sheetTitle, "A:"+lastColumn, "UNFORMATTED_VALUE")
+}
+
+// formatted renders cells as Sheets shows them.
+const formatted = "FORMATTED_VALUE"
+
+func (c *Client) values(ctx context.Context, token, spreadsheetID, sheetTitle, a1, render string) ([][]any, error) {
+	// FORMATTED_VALUE is the default; asked for explicitly where the
 	// callers compare what a person sees
 	// (https://developers.google.com/sheets/api/reference/rest/v4/spreadsheets.values/get,
 	// valueRenderOption).
 	vr, err := c.svc.Spreadsheets.Values.Get(spreadsheetID, Range(sheetTitle, a1)).
-		ValueRenderOption("FORMATTED_VALUE").
+		ValueRenderOption(render).
 		Context(gapi.WithToken(ctx, token)).Do()
 	if err != nil {
 		return nil, classify("values.get", err)

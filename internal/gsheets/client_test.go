@@ -283,3 +283,20 @@ func TestErrors(t *testing.T) {
 		_ = isClass(t, err, outbound.Transient, nil)
 	})
 }
+
+// Table reads stored values: numbers as numbers whatever their format,
+// text as text, rows cut at their last value.
+func TestTableReadsValuesAsStored(t *testing.T) {
+	r := newRig(t)
+	r.addBook([]string{"2026-04-01", "46037.375", "", "=HYPERLINK(\"https://example.com\",\"x\")"})
+	got, err := r.client.Table(context.Background(), r.token(t, gsheets.Scope), sid, title, "D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0]) != 4 || got[0][0] != "Date" || len(got[1]) != 4 || got[1][0] != "2026-04-01" || got[1][1] != 46037.375 || got[1][2] != "" {
+		t.Fatalf("table %#v", got)
+	}
+	if _, err := r.client.Table(context.Background(), r.token(t, gsheets.Scope), sid, title, "a1"); err == nil {
+		t.Fatal("a column that is no column was read")
+	}
+}

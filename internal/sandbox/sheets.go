@@ -102,7 +102,13 @@ type GoogleSheets struct {
 	books      map[string]*spreadsheet
 	writeQuota int
 	writes     map[string]quotaWindow // by the user's subject
-	hold       *appendHold
+	// otherWriters: until when another program of the user (by subject)
+	// spends the user's whole write quota.
+	otherWriters map[string]time.Time
+	// failAfterWrite: how many of the next appends write their rows and
+	// then answer 503.
+	failAfterWrite int
+	hold           *appendHold
 }
 
 type spreadsheet struct {
@@ -136,8 +142,9 @@ func NewGoogleSheets(oauth *GoogleOAuth) *GoogleSheets {
 		books: map[string]*spreadsheet{},
 		// Write requests "Per minute per user per project: 60" ("Usage
 		// limits", https://developers.google.com/sheets/api/limits).
-		writeQuota: 60,
-		writes:     map[string]quotaWindow{},
+		writeQuota:   60,
+		writes:       map[string]quotaWindow{},
+		otherWriters: map[string]time.Time{},
 	}
 }
 
@@ -289,6 +296,67 @@ func (g *GoogleSheets) SetWriteQuota(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.writeQuota = n
+}
+
+// SpendWriteQuota makes another program of the user sub (an add-on, a
+// script, a second integration on the same Google account and Cloud
+// project) use the user's whole write quota until until, on the
+// emulator's clock: each write request of sub in that time answers 429 as
+// an exhausted quota does. Google counts the 60 write requests a minute
+// "per user per project" ("Usage limits",
+// https://developers.google.com/sheets/api/limits), so what other
+// programs of the same user and project write is charged to the same
+// minute; a program that writes in a loop keeps every minute spent.
+func (g *GoogleSheets) SpendWriteQuota(sub string, until time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.otherWriters[sub] = until
+}
+
+// FailAppendsAfterWrite makes the next n values.append calls write their
+// rows and then answer 503 UNAVAILABLE "The service is currently
+// unavailable.", as Google's front end does when the backend applied a
+// write whose answer it then lost: users of append report the duplicate
+// rows a plain retry of such a call leaves
+// (https://github.com/daniel-hauser/moneyman/issues/496, "Retry caused
+// duplication"; https://github.com/jroehl/google-sheet-cli/issues/467:
+// values.append "is not idempotent, and a retry after a response that was
+// actually delivered would append the rows twice"; the 503 message as
+// users recorded it there and in
+// https://github.com/AutomaApp/automa/issues/1675).
+func (g *GoogleSheets) FailAppendsAfterWrite(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.failAfterWrite = n
+}
+
+// RenameSheet renames the sheet with id sheetID, as a person renaming the
+// tab does; its id stays. Ranges naming the old title then answer 400
+// INVALID_ARGUMENT "Unable to parse range: …" like any title the
+// spreadsheet does not have: users meet it when a tab was renamed under
+// their code (https://github.com/mobizt/ESP-Google-Sheet-Client/issues/6,
+// "Sheet was labelled New Sheet … Renamed New Sheet to Sheet1 and all is
+// well"; https://github.com/VoltaicHQ/Progress-Sheet-Updater/issues/53;
+// https://github.com/bpk68/g-sheets-api/issues/98, "if someone rename the
+// sheet then the logic breaks"), and spreadsheets.get shows the new title
+// under the same sheetId.
+func (g *GoogleSheets) RenameSheet(spreadsheetID string, sheetID int64, title string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, ok := g.books[spreadsheetID]
+	if !ok {
+		return fmt.Errorf("%w: spreadsheet %q", ErrSheetNotFound, spreadsheetID)
+	}
+	if other := b.sheetByTitle(title); other != nil && other.id != sheetID {
+		return fmt.Errorf("sandbox: a sheet titled %q already exists", title)
+	}
+	for _, sh := range b.sheets {
+		if sh.id == sheetID {
+			sh.title = title
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: sheet id %d in %q", ErrSheetNotFound, sheetID, spreadsheetID)
 }
 
 // HoldAppends makes every values.append, until release is called, write
@@ -719,6 +787,8 @@ func rpcStatus(code int) string {
 		return "NOT_FOUND"
 	case http.StatusTooManyRequests:
 		return "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
 	default:
 		return "INTERNAL"
 	}
@@ -825,7 +895,7 @@ func (g *GoogleSheets) chargeWrite(w http.ResponseWriter, sub string) bool {
 	if !q.start.Equal(minute) {
 		q = quotaWindow{start: minute}
 	}
-	if q.n >= g.writeQuota {
+	if q.n >= g.writeQuota || g.now().Before(g.otherWriters[sub]) {
 		const project = sheetsProjectNumber
 		googleStatusError(w, http.StatusTooManyRequests,
 			"Quota exceeded for quota metric 'Write requests' and limit 'Write requests per minute per user' of service 'sheets.googleapis.com' for consumer 'project_number:"+project+"'.",
@@ -982,8 +1052,17 @@ func (g *GoogleSheets) valuesAppend(w http.ResponseWriter, r *http.Request) {
 		resp.Updates.UpdatedData = &valueRange{Range: resp.Updates.UpdatedRange, MajorDimension: "ROWS", Values: sh.grid(rg, false, render)}
 	}
 	h := g.hold
+	lost := g.failAfterWrite > 0
+	if lost {
+		g.failAfterWrite--
+	}
 	g.mu.Unlock()
 
+	if lost {
+		// The rows are written; the answer says otherwise.
+		googleStatusError(w, http.StatusServiceUnavailable, "The service is currently unavailable.", nil)
+		return
+	}
 	if h != nil {
 		select {
 		case h.held <- struct{}{}:
@@ -1287,6 +1366,7 @@ func camelCase(s string) string {
 //	PUT  /_sandbox/sheets/spreadsheets/{id}/sheets/{title}/rows/{n}  ["…"]
 //	PUT  /_sandbox/sheets/spreadsheets/{id}/access                   {"role"}
 //	PUT  /_sandbox/sheets/writeQuota                                 {"max"}
+//	PUT  /_sandbox/sheets/spreadsheets/{id}/sheetIds/{sheetId}/title {"title"}
 func (g *GoogleSheets) registerAdmin(s *Server) {
 	const p = "/_sandbox/sheets"
 	s.HandleAdmin("POST "+p+"/spreadsheets", func(w http.ResponseWriter, r *http.Request) {
@@ -1331,6 +1411,18 @@ func (g *GoogleSheets) registerAdmin(s *Server) {
 		}
 		g.SetAccess(r.PathValue("id"), b.Role)
 		w.WriteHeader(http.StatusNoContent)
+	})
+	s.HandleAdmin("PUT "+p+"/spreadsheets/{id}/sheetIds/{sheetId}/title", func(w http.ResponseWriter, r *http.Request) {
+		var b struct{ Title string }
+		if !adminDecode(w, r, &b) {
+			return
+		}
+		id, err := strconv.ParseInt(r.PathValue("sheetId"), 10, 64)
+		if err != nil || b.Title == "" {
+			adminError(w, http.StatusBadRequest, errors.New("a numeric sheetId and a title are required"))
+			return
+		}
+		adminDone(w, g.RenameSheet(r.PathValue("id"), id, b.Title))
 	})
 	s.HandleAdmin("PUT "+p+"/writeQuota", func(w http.ResponseWriter, r *http.Request) {
 		var b struct{ Max int }

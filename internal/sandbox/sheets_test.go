@@ -503,3 +503,74 @@ func TestSheetsFaultsAndCounters(t *testing.T) {
 		t.Fatalf("calls = %d", n)
 	}
 }
+
+func TestSheetsRenamedTabRefusesItsOldTitle(t *testing.T) {
+	r := newSheetsRig(t)
+	svc := r.service(t, sheetsScope)
+	if err := r.sheets.RenameSheet("book-1", 1200, "Hours 2026"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := svc.Spreadsheets.Values.Append("book-1", "'Time log'!A1", &sheets.ValueRange{Values: [][]any{row("x")}}).ValueInputOption("RAW").Do()
+	if ge := sheetsErr(t, err, 400); ge.Message != "Unable to parse range: 'Time log'!A1" || !strings.Contains(ge.Body, `"status": "INVALID_ARGUMENT"`) {
+		t.Fatalf("old title: %+v", ge)
+	}
+	got, err := svc.Spreadsheets.Get("book-1").Fields("sheets.properties(sheetId,title)").Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got.Sheets[1].Properties; p.SheetId != 1200 || p.Title != "Hours 2026" {
+		t.Fatalf("after the rename: %+v", p)
+	}
+	if _, err := svc.Spreadsheets.Values.Append("book-1", "'Hours 2026'!A1", &sheets.ValueRange{Values: [][]any{row("x")}}).ValueInputOption("RAW").Do(); err != nil {
+		t.Fatalf("new title: %v", err)
+	}
+	if err := r.sheets.RenameSheet("book-1", 1200, "Sheet1"); err == nil {
+		t.Fatal("renamed onto another sheet's title")
+	}
+}
+
+func TestSheetsAppendFailingAfterItsWrite(t *testing.T) {
+	r := newSheetsRig(t)
+	svc := r.service(t, sheetsScope)
+	r.sheets.FailAppendsAfterWrite(1)
+	appendOne := func(v string) error {
+		_, err := svc.Spreadsheets.Values.Append("book-1", "'Time log'!A1", &sheets.ValueRange{Values: [][]any{row(v)}}).ValueInputOption("RAW").Do()
+		return err
+	}
+	ge := sheetsErr(t, appendOne("lost"), 503)
+	if ge.Message != "The service is currently unavailable." || !strings.Contains(ge.Body, `"status": "UNAVAILABLE"`) {
+		t.Fatalf("503 %+v", ge)
+	}
+	if c, _ := r.sheets.Cell("book-1", "Time log", "A2"); c.Value != "lost" {
+		t.Fatalf("the refused append did not write: %+v", c)
+	}
+	if err := appendOne("next"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := r.sheets.Cell("book-1", "Time log", "A3"); c.Value != "next" {
+		t.Fatalf("A3 = %+v", c)
+	}
+}
+
+func TestSheetsWriteQuotaSpentByAnotherProgram(t *testing.T) {
+	r := newSheetsRig(t)
+	const sub = "104427593722881239999"
+	svc := r.serviceFor(t, r.g.IssueRefreshTokenFor("client-1", sheetsScope, sub))
+	other := r.serviceFor(t, r.g.IssueRefreshTokenFor("client-1", sheetsScope, "104427593722881230000"))
+	appendOne := func(svc *sheets.Service) error {
+		_, err := svc.Spreadsheets.Values.Append("book-1", "Sheet1", &sheets.ValueRange{Values: [][]any{row("x")}}).ValueInputOption("RAW").Do()
+		return err
+	}
+	r.sheets.SpendWriteQuota(sub, r.clock().Add(90*time.Second))
+	for _, step := range []time.Duration{0, 45 * time.Second, 44 * time.Second} {
+		r.advance(step)
+		_ = sheetsErr(t, appendOne(svc), 429)
+	}
+	if err := appendOne(other); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	r.advance(time.Second)
+	if err := appendOne(svc); err != nil {
+		t.Fatalf("after the other program stopped: %v", err)
+	}
+}

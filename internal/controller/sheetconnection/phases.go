@@ -188,6 +188,31 @@ func notFound(obj *v1alpha1.SheetConnection, err error) runner.Outcome {
 	return runner.Stall(SheetNotFoundReason, err).RecheckAfter(HeaderRecheck)
 }
 
+// SheetGone records on obj what an append found: the spreadsheet or the
+// sheet of spec.sheet is gone (deleted, unshared, or renamed while
+// selected by title). The connection stops taking sessions, as its own
+// read would have stopped it, and pending syncs wait for a person to fix
+// the sheet or the spec; the connection's next read (every HeaderRecheck,
+// or at once on a requested-at) resumes it.
+func SheetGone(obj *v1alpha1.SheetConnection, err error) {
+	notFound(obj, err)
+	status.MarkStalled(obj, SheetNotFoundReason, err.Error())
+}
+
+// Renamed records on obj that the sheet of spec.sheet.id is now titled
+// title: a person renamed the tab; the id, and with it the connection,
+// stays the same.
+func Renamed(obj *v1alpha1.SheetConnection, title string) {
+	obj.Status.SheetTitle = title
+	if status.IsTrue(obj, v1alpha1.ReadyCondition) {
+		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
+	}
+}
+
+func readyMessage(obj *v1alpha1.SheetConnection) string {
+	return "Active: appending to " + gsheets.QuoteTitle(obj.Status.SheetTitle) + " of spreadsheet " + obj.Spec.SpreadsheetID
+}
+
 // Clash names two fields that resolved to one column (a header name found
 // in the column another field names by letter), or "".
 func Clash(cols map[string]string) string {
@@ -225,7 +250,7 @@ func (r *Reconciler) googleFailed(obj *v1alpha1.SheetConnection, run *runner.Run
 // ready: the grant works and every mapped column resolved.
 func (r *Reconciler) ready(_ context.Context, obj *v1alpha1.SheetConnection, _ *runner.Run) runner.Outcome {
 	obj.Status.Phase = v1alpha1.ConnectionActive
-	status.MarkReady(obj, v1alpha1.SucceededReason, "Active: appending to "+gsheets.QuoteTitle(obj.Status.SheetTitle)+" of spreadsheet "+obj.Spec.SpreadsheetID)
+	status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
 	return runner.Continue()
 }
 

@@ -76,14 +76,16 @@ const defaultRetention = 24 * time.Hour
 
 // retry starts a Failed sync again when a person asks (seed 004 §4: a
 // failed log can be re-synced from the UI), with the requested-at
-// annotation.
+// annotation; a Pending one waiting for its next try is tried at once,
+// with its schedule started over.
 func (r *Reconciler) retry(_ context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
-	if !run.Requested || obj.Status.Phase != v1alpha1.SyncFailed {
+	waiting := obj.Status.Phase == v1alpha1.SyncPending && obj.Status.NextAttemptAt != nil
+	if !run.Requested || (obj.Status.Phase != v1alpha1.SyncFailed && !waiting) {
 		return runner.Continue()
 	}
 	r.finished.Delete(obj.UID)
 	st := &obj.Status
-	st.Phase, st.Attempts, st.CompletedAt = v1alpha1.SyncPending, 0, nil
+	st.Phase, st.Attempts, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncPending, 0, nil, nil
 	status.MarkReconciling(obj, "RetryRequested", "a person asked for another try; last failure: "+st.LastError)
 	return runner.Continue()
 }
@@ -129,8 +131,15 @@ func waitFor(obj *v1alpha1.SheetSync, why string) runner.Outcome {
 	return runner.Wait(DependencyRecheck)
 }
 
+// due reports whether m may be tried now: a session waiting out its own
+// retry schedule (status.nextAttemptAt) is not, whatever its batch mates
+// are doing.
+func due(m *v1alpha1.SheetSync, now time.Time) bool {
+	return m.Status.NextAttemptAt == nil || !now.Before(m.Status.NextAttemptAt.Time)
+}
+
 // batch appends obj and, in the same values.append, the connection's other
-// pending syncs.
+// pending syncs that are due.
 func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ConnectionRef.Name}
 	conn := &v1alpha1.SheetConnection{}
@@ -142,6 +151,11 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.SheetSync, run *ru
 	}
 	if ok, why := timesheet.Accepting(conn); !ok {
 		return waitFor(obj, why)
+	}
+	if !due(obj, run.Now) {
+		// Its own schedule; the Ready condition keeps the last failure.
+		obj.Status.Phase = v1alpha1.SyncPending
+		return runner.Wait(obj.Status.NextAttemptAt.Sub(run.Now))
 	}
 	cs := r.conn(key)
 	if !cs.mu.TryLock() {
@@ -158,12 +172,16 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.SheetSync, run *ru
 	if err != nil {
 		return waitFor(obj, "the connection's grant: "+err.Error())
 	}
-	members, err := r.pending(ctx, obj)
+	members, err := r.pending(ctx, obj, run.Now)
 	if err != nil {
 		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
 	}
+	loc, err := time.LoadLocation(conn.Status.TimeZone)
+	if err != nil {
+		loc = time.UTC
+	}
 	b := &batchRun{r: r, now: run.Now, token: tok.AccessToken, grant: tok.Extra[oauth.KeyGrantedAt], conn: conn, obj: obj, run: run,
-		patchers: map[types.UID]*status.Patcher{}}
+		title: conn.Status.SheetTitle, loc: loc, patchers: map[types.UID]*status.Patcher{}}
 	for _, m := range members {
 		if m != obj {
 			b.patchers[m.UID] = status.NewPatcher(r.Client, m)
@@ -173,33 +191,30 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.SheetSync, run *ru
 	cs.next = b.now.Add(max(Pace, b.retryIn))
 	b.write(ctx, members)
 	r.Counters().Add(key, status.Tally{Done: int64(b.appended), Failed: int64(b.failed), Last: b.lastAppend})
-	if b.retryIn > 0 {
-		// Members left pending by a throttled or failed call come back on
-		// the schedule, as obj does.
-		time.AfterFunc(b.retryIn, func() {
-			for _, m := range members {
-				if m != obj && m.Status.CompletedAt == nil {
-					r.wakeLater(m)
-				}
-			}
-		})
+	for _, l := range b.later {
+		// Members left pending by a throttled or failed call come back
+		// when their own schedule says, as obj does.
+		if l.m != obj {
+			m := l.m
+			time.AfterFunc(l.after, func() { r.wakeLater(m) })
+		}
 	}
 	switch {
 	case obj.Status.CompletedAt != nil && obj.Status.Phase == v1alpha1.SyncSucceeded:
 		return runner.Wait(max(conn.Spec.SyncRetention.Duration, time.Second)) // then collect
 	case obj.Status.CompletedAt != nil:
 		return runner.Done()
-	case b.refused:
+	case b.waiting:
 		return runner.Wait(DependencyRecheck)
 	case b.objErr != nil:
-		return runner.Retry(v1alpha1.UpstreamUnavailableReason, b.objErr, b.retryIn)
+		return runner.Retry(b.objReason, b.objErr, b.objDelay)
 	}
 	return runner.Wait(max(b.retryIn, BatchBusy))
 }
 
-// pending lists, from the cache, the connection's unfinished syncs with
-// obj among them, in session order, at most MaxRows.
-func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.SheetSync) ([]*v1alpha1.SheetSync, error) {
+// pending lists, from the cache, the connection's unfinished syncs that
+// are due, with obj among them, in session order, at most MaxRows.
+func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.SheetSync, now time.Time) ([]*v1alpha1.SheetSync, error) {
 	var list v1alpha1.SheetSyncList
 	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{index.PendingSheetSyncs: obj.Spec.ConnectionRef.Name}); err != nil {
 		return nil, fmt.Errorf("list syncs of %s: %w", obj.Spec.ConnectionRef.Name, err)
@@ -207,7 +222,7 @@ func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.SheetSync) ([]*v
 	members := []*v1alpha1.SheetSync{obj}
 	for i := range list.Items {
 		s := &list.Items[i]
-		if _, done := r.finished.Load(s.UID); done || s.UID == obj.UID || s.Status.CompletedAt != nil || !s.DeletionTimestamp.IsZero() {
+		if _, done := r.finished.Load(s.UID); done || s.UID == obj.UID || s.Status.CompletedAt != nil || !s.DeletionTimestamp.IsZero() || !due(s, now) {
 			continue
 		}
 		members = append(members, s) // the cache's List already copied it
@@ -249,19 +264,37 @@ type batchRun struct {
 	conn  *v1alpha1.SheetConnection
 	obj   *v1alpha1.SheetSync
 	run   *runner.Run
+	// title is the sheet's title: the connection's, or the new one when
+	// the batch found the tab renamed.
+	title string
+	loc   *time.Location
+	// resolved is set once the batch has looked the sheet up again.
+	resolved bool
 	// patchers hold each other member's status as read, for one write.
 	patchers         map[types.UID]*status.Patcher
 	appended, failed int
 	lastAppend       time.Time
-	// retryIn is when the members left pending should be tried again.
+	// retryIn is the shortest wait of the members left pending: the
+	// connection's next append waits at least that long.
 	retryIn time.Duration
-	objErr  error
-	refused bool
+	// later are the members left pending and when each is due.
+	later []wakeUp
+	// obj's own failure, its reason and its wait.
+	objErr    error
+	objReason string
+	objDelay  time.Duration
+	// waiting: the members wait for the connection (Google refused the
+	// grant, or the sheet is gone).
+	waiting bool
+}
+
+type wakeUp struct {
+	m     *v1alpha1.SheetSync
+	after time.Duration
 }
 
 // append writes the batch's rows in one values.append.
 func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
-	title := b.conn.Status.SheetTitle
 	todo := b.recover(ctx, members)
 	if len(todo) == 0 {
 		return
@@ -270,69 +303,29 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 	if len(todo) == 0 {
 		return
 	}
-	loc, err := time.LoadLocation(b.conn.Status.TimeZone)
-	if err != nil {
-		loc = time.UTC
-	}
 	rows := make([][]any, len(todo))
 	for i, m := range todo {
-		rows[i] = timesheet.Row(m.Spec.Session, b.conn.Status.ResolvedColumns, loc)
+		rows[i] = timesheet.Row(m.Spec.Session, b.conn.Status.ResolvedColumns, b.loc)
 	}
-	res, err := b.r.Sheets.Append(ctx, b.token, b.conn.Spec.SpreadsheetID, title, rows)
+	var (
+		res       gsheets.AppendResult
+		appendErr error
+	)
+	err := b.onSheet(ctx, func(title string) error {
+		res, appendErr = b.r.Sheets.Append(ctx, b.token, b.conn.Spec.SpreadsheetID, title, rows)
+		return appendErr
+	})
 	if err != nil {
-		b.appendFailed(ctx, todo, rows, err)
+		b.appendFailed(ctx, todo, rows, appendErr, err)
 		return
 	}
 	b.lastAppend = b.now
 	for i, m := range todo {
 		row := res.FirstRow + int64(i)
-		m.Status.Trace = trace(title, i, len(todo), rows[i], res.Response)
-		b.succeed(m, row, rowRange(title, row, len(rows[i])), "appended as row "+strconv.FormatInt(row, 10))
+		m.Status.Trace = trace(b.title, i, len(todo), rows[i], res.Response)
+		b.succeed(m, row, rowRange(b.title, row, len(rows[i])), "appended as row "+strconv.FormatInt(row, 10))
 		b.appended++
 	}
-}
-
-// recover looks up, in the mapped id column, the members an earlier
-// append may have written (found in flight: a crash, a lost answer, a
-// status write that failed). Found ones succeed with the row they have;
-// the rest are returned to be appended. Without an id column they are
-// appended again: at most one duplicate row, and only after such a
-// failure (docs/sheetsync.md).
-func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
-	col := b.conn.Status.ResolvedColumns["id"]
-	var unsure []*v1alpha1.SheetSync
-	for _, m := range members {
-		if m.Status.InFlightSince != nil {
-			unsure = append(unsure, m)
-		}
-	}
-	if col == "" || len(unsure) == 0 {
-		return members
-	}
-	ids, err := b.r.Sheets.Column(ctx, b.token, b.conn.Spec.SpreadsheetID, b.conn.Status.SheetTitle, col)
-	if err != nil {
-		// Not knowing is not appending: the unsure wait for the next try.
-		for _, m := range unsure {
-			b.transient(ctx, m, fmt.Errorf("look up session %s in column %s before appending it again: %w", m.Spec.Session.ID, col, err))
-		}
-		return without(members, unsure)
-	}
-	rowOf := make(map[string]int64, len(ids))
-	for i, id := range ids {
-		if _, seen := rowOf[id]; !seen && id != "" {
-			rowOf[id] = int64(i) + 1
-		}
-	}
-	var found []*v1alpha1.SheetSync
-	for _, m := range unsure {
-		if row, ok := rowOf[m.Spec.Session.ID]; ok {
-			width, _ := gsheets.ColumnIndex(maxColumn(b.conn.Status.ResolvedColumns))
-			b.succeed(m, row, rowRange(b.conn.Status.SheetTitle, row, width), fmt.Sprintf("found as row %d in the id column: written before an interruption", row))
-			setReason(m, RecoveredReason)
-			found = append(found, m)
-		}
-	}
-	return without(members, found)
 }
 
 // markInFlight records, before Google is called, that each member's append
@@ -373,24 +366,27 @@ func (b *batchRun) markInFlight(ctx context.Context, todo []*v1alpha1.SheetSync)
 	return without(todo, dropped)
 }
 
-// appendFailed sorts a failed append: 401/403 refuse the grant (the
-// connection goes to Error and the syncs wait); throttling and outages are
-// retried on the schedule; anything else fails the syncs. Whether Google
-// may have written the rows decides whether they stay in flight.
-func (b *batchRun) appendFailed(ctx context.Context, todo []*v1alpha1.SheetSync, rows [][]any, err error) {
-	oe, _ := outbound.Classify(err)
+// appendFailed sorts a failed append: a sheet that is gone, or 401/403,
+// make the syncs wait for the connection (without counting the attempt);
+// throttling and outages are retried on each sync's schedule; anything
+// else fails the syncs. Whether Google may have written the rows (the
+// last append's answer, appendErr) decides whether they stay in flight.
+func (b *batchRun) appendFailed(ctx context.Context, todo []*v1alpha1.SheetSync, rows [][]any, appendErr, err error) {
+	oe, _ := outbound.Classify(appendErr)
 	// Google answered 4xx: nothing was written. A 5xx or no answer at all
 	// (a timeout, a reset) may have come after the write.
 	definite := oe != nil && oe.Status >= 400 && oe.Status < 500
 	for i, m := range todo {
-		m.Status.Trace = trace(b.conn.Status.SheetTitle, i, len(todo), rows[i], errorJSON(err))
+		m.Status.Trace = trace(b.title, i, len(todo), rows[i], errorJSON(err))
 		if definite {
 			m.Status.InFlightSince = nil
 		}
 	}
 	switch {
+	case errors.Is(err, errSheetGone):
+		b.sheetGone(ctx, todo, err, true)
 	case errors.Is(err, gsheets.ErrUnauthorized):
-		b.refuse(ctx, todo, err)
+		b.refuse(ctx, todo, err, true)
 	case outbound.IsTransient(err):
 		for _, m := range todo {
 			b.transient(ctx, m, fmt.Errorf("append: %w", err))
@@ -404,11 +400,14 @@ func (b *batchRun) appendFailed(ctx context.Context, todo []*v1alpha1.SheetSync,
 
 // refuse records on the connection that Google refused its grant: it goes
 // to Error (seed 004 §4 active → error) and the syncs wait, not counting
-// the attempt, for a person to connect again.
-func (b *batchRun) refuse(ctx context.Context, todo []*v1alpha1.SheetSync, err error) {
-	b.refused = true
+// the attempt (counted: it was counted when it began), for a person to
+// connect again.
+func (b *batchRun) refuse(ctx context.Context, todo []*v1alpha1.SheetSync, err error, counted bool) {
+	b.waiting = true
 	for _, m := range todo {
-		m.Status.Attempts--
+		if counted {
+			m.Status.Attempts--
+		}
 		m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
 		status.MarkRetrying(m, v1alpha1.DependencyNotReadyReason, "Google refused the connection's grant; the sync waits for it to be connected again")
 	}
@@ -424,29 +423,56 @@ func (b *batchRun) refuse(ctx context.Context, todo []*v1alpha1.SheetSync, err e
 	}
 }
 
-// transient counts an attempt that may succeed later: it is retried on the
-// schedule until the schedule is spent, then the sync fails.
+// transient schedules the next try of a sync whose attempt (already
+// counted in status.attempts) may succeed later, on the sync's own
+// schedule: Retries (1, 2, 4 … 64 s, never sooner than Retry-After) while
+// it lasts, then Recheck (1 h doubling to 24 h), as SlideStock rechecks
+// its exhausted stocks. A sync is never Failed for an upstream in
+// trouble: the first recheck sends the RetriesExhausted Warning Event (a
+// person may look), and the sync keeps going by itself.
 func (b *batchRun) transient(ctx context.Context, m *v1alpha1.SheetSync, err error) {
 	n := int(m.Status.Attempts)
-	if b.r.Retries.Exhausted(n) {
-		b.fail(ctx, m, v1alpha1.RetriesExhaustedReason, fmt.Errorf("gave up after %d attempts: %w", n, err))
-		return
+	retries := b.r.Retries
+	reason, msg := v1alpha1.UpstreamUnavailableReason, err.Error()
+	var delay time.Duration
+	if retries.Exhausted(n) {
+		k := n - retries.Retries // 1 for the first recheck
+		delay = b.r.Recheck.After(k, err)
+		reason = v1alpha1.RetriesExhaustedReason
+		msg = fmt.Sprintf("%d retries spent; rechecked at %s, then less and less often: %v",
+			retries.Retries, b.now.Add(delay).UTC().Format(time.RFC3339), err)
+		if k == 1 {
+			log.FromContext(ctx).Error(err, "sheet sync retries spent; rechecking on a long backoff", "sheetSync", klog.KObj(m))
+			if b.r.Recorder != nil {
+				b.r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, v1alpha1.RetriesExhaustedReason, "Append", "session %s: %s", m.Spec.Session.ID, msg)
+			}
+		}
+	} else {
+		delay = retries.After(max(n, 1), err)
 	}
-	delay := b.r.Retries.After(max(n, 1), err)
-	m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
-	status.MarkRetrying(m, v1alpha1.UpstreamUnavailableReason, err.Error())
+	// Whole seconds: status keeps no less, and the deadline read back
+	// must be the one kept in memory (the connection's next append).
+	at := b.now.Add(delay)
+	if t := at.Truncate(time.Second); !t.Equal(at) {
+		at = t.Add(time.Second)
+	}
+	delay = at.Sub(b.now)
+	next := metav1.NewTime(at)
+	m.Status.Phase, m.Status.LastError, m.Status.NextAttemptAt = v1alpha1.SyncPending, err.Error(), &next
+	status.MarkRetrying(m, reason, msg)
 	if b.retryIn == 0 || delay < b.retryIn {
 		b.retryIn = delay
 	}
+	b.later = append(b.later, wakeUp{m: m, after: delay})
 	if m == b.obj {
-		b.objErr = err
+		b.objErr, b.objReason, b.objDelay = errors.New(msg), reason, delay
 	}
 }
 
 func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, msg string) {
 	now := metav1.NewTime(b.now)
 	st := &m.Status
-	st.Phase, st.LastError, st.CompletedAt, st.InFlightSince = v1alpha1.SyncSucceeded, "", &now, nil
+	st.Phase, st.LastError, st.CompletedAt, st.InFlightSince, st.NextAttemptAt = v1alpha1.SyncSucceeded, "", &now, nil, nil
 	st.RowNumber, st.UpdatedRange = row, rng
 	status.MarkReady(m, v1alpha1.SucceededReason, msg)
 	b.r.finished.Store(m.UID, finish{at: b.now})
@@ -457,7 +483,7 @@ func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, msg string) {
 func (b *batchRun) fail(ctx context.Context, m *v1alpha1.SheetSync, reason string, err error) {
 	now := metav1.NewTime(b.now)
 	st := &m.Status
-	st.Phase, st.LastError, st.CompletedAt = v1alpha1.SyncFailed, err.Error(), &now
+	st.Phase, st.LastError, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncFailed, err.Error(), &now, nil
 	status.MarkStalled(m, reason, err.Error())
 	log.FromContext(ctx).Error(err, "sheet sync failed", "sheetSync", klog.KObj(m), "reason", reason)
 	if b.r.Recorder != nil {

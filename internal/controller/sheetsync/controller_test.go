@@ -322,7 +322,7 @@ func TestAnAppendRefusedWith403TurnsTheConnectionToError(t *testing.T) {
 	}
 }
 
-func TestSpentRetriesFailTheSyncAndRequestedAtRetriesIt(t *testing.T) {
+func TestSpentRetriesAreRecheckedAndRequestedAtRetriesAFailedSync(t *testing.T) {
 	f := newFixture(t, "Log", nil)
 	f.active(t)
 	box.SetFault(sandbox.SheetsValuesAppend, sandbox.Fault{Status: http.StatusBadRequest, Times: 1})
@@ -347,8 +347,11 @@ func TestSpentRetriesFailTheSyncAndRequestedAtRetriesIt(t *testing.T) {
 		t.Fatalf("the retry did not append: %+v", s.Status)
 	}
 
-	// Throttled until the schedule is spent (two retries here): Failed
-	// with RetriesExhausted.
+	// Throttled until the schedule is spent (two retries here): never
+	// Failed (issue 18 item 10). The sync stays Pending with reason
+	// RetriesExhausted, a Warning Event is the dead-letter record, and it
+	// is looked at again an hour later (the Recheck schedule), when Google
+	// has healed.
 	box.SetFault(sandbox.SheetsValuesAppend, sandbox.Fault{Status: http.StatusServiceUnavailable})
 	other := f.post(t, session("y", 5))
 	for range 3 {
@@ -358,8 +361,17 @@ func TestSpentRetriesFailTheSyncAndRequestedAtRetriesIt(t *testing.T) {
 		cur := f.sync(t, other)
 		f.cachedSees(t, &v1alpha1.SheetSync{}, other, func(o client.Object) bool { return o.GetResourceVersion() == cur.ResourceVersion })
 	}
-	if s := f.sync(t, other); s.Status.Phase != v1alpha1.SyncFailed || condition(s.Status.Conditions, v1alpha1.StalledCondition).Reason != v1alpha1.RetriesExhaustedReason {
-		t.Fatalf("retries not spent: %+v", s.Status)
+	s = f.sync(t, other)
+	if s.Status.Phase != v1alpha1.SyncPending || condition(s.Status.Conditions, v1alpha1.ReadyCondition).Reason != v1alpha1.RetriesExhaustedReason ||
+		s.Status.NextAttemptAt == nil || s.Status.NextAttemptAt.Sub(f.clock.Now()) < 54*time.Minute ||
+		!strings.Contains(strings.Join(f.rec.All(), "\n"), "Warning RetriesExhausted") {
+		t.Fatalf("retries spent: %+v", s.Status)
+	}
+	box.ClearFault(sandbox.SheetsValuesAppend)
+	f.clock.SetTime(s.Status.NextAttemptAt.Time)
+	f.reconcileSync(t, other)
+	if s := f.sync(t, other); s.Status.Phase != v1alpha1.SyncSucceeded || s.Status.NextAttemptAt != nil || len(f.data()) != 2 {
+		t.Fatalf("not written at the recheck: %+v, rows %v", s.Status, f.data())
 	}
 }
 

@@ -17,12 +17,13 @@ limitations under the License.
 // Package sheetsync appends finished time-tracker sessions to Google
 // Sheets (seed 004 §4 sync flow): the pending SheetSyncs of a connection
 // become rows of one values.append, in session order, paced under Sheets'
-// quota of 60 writes a minute per user; each SheetSync records its row
-// number, or why it failed. A session is never appended twice: an append
-// is recorded as in flight before Google is called, and a sync found in
-// flight later is looked up in the mapped id column before it is appended
-// again. Succeeded SheetSyncs are deleted after the connection's
-// syncRetention.
+// quota of 60 writes a minute per user; each session that Google throttled
+// or failed is tried again on its own schedule; each SheetSync records its
+// row number, or why it failed. A session is never appended twice: an
+// append is recorded as in flight before Google is called, and a sync
+// found in flight later is looked up in the sheet (recover.go) before it
+// is appended again. A renamed tab is followed by its id. Succeeded
+// SheetSyncs are deleted after the connection's syncRetention.
 package sheetsync
 
 import (
@@ -66,6 +67,8 @@ import (
 type Sheets interface {
 	Append(ctx context.Context, token, spreadsheetID, sheetTitle string, rows [][]any) (gsheets.AppendResult, error)
 	Column(ctx context.Context, token, spreadsheetID, sheetTitle, column string) ([]string, error)
+	Table(ctx context.Context, token, spreadsheetID, sheetTitle, lastColumn string) ([][]any, error)
+	Spreadsheet(ctx context.Context, token, spreadsheetID string) (gsheets.Spreadsheet, error)
 }
 
 const (
@@ -100,8 +103,12 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// Retries spaces the attempts of an append Google throttled or failed
-	// (outbound.SheetsRetries when Base is 0).
+	// (outbound.SheetsRetries when Base is 0): each session on its own
+	// schedule, counted from its own attempts.
 	Retries outbound.Schedule
+	// Recheck spaces the attempts of a session whose Retries are spent
+	// (outbound.Recheck when Base is 0).
+	Recheck outbound.Schedule
 	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
 	Concurrency int
 
@@ -130,6 +137,9 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 	}
 	if r.Retries.Base == 0 {
 		r.Retries = outbound.SheetsRetries
+	}
+	if r.Recheck.Base == 0 {
+		r.Recheck = outbound.Recheck
 	}
 	if r.wake == nil {
 		r.wake = make(chan event.TypedGenericEvent[*v1alpha1.SheetSync], 4*MaxRows)

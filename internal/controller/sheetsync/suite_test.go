@@ -134,6 +134,13 @@ var sheetCount atomic.Int64
 // has row 1 = testenv.SheetHeader, a grant, and a SheetConnection on it.
 func newFixture(t *testing.T, title string, change func(*v1alpha1.SheetConnection)) *fixture {
 	t.Helper()
+	return newFixtureOf(t, googleEm.DefaultSubject, title, change)
+}
+
+// newFixtureOf is newFixture with the grant of the Google account sub
+// (Sheets counts its write quota per account).
+func newFixtureOf(t *testing.T, sub, title string, change func(*v1alpha1.SheetConnection)) *fixture {
+	t.Helper()
 	c := clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
 	clk.Store(c)
 	t.Cleanup(func() { clk.Store(nil) })
@@ -143,7 +150,7 @@ func newFixture(t *testing.T, title string, change func(*v1alpha1.SheetConnectio
 	}
 	f := &fixture{ns: ns, title: title, spreadsheet: "ss-" + strconv.FormatInt(sheetCount.Add(1), 10) + "-0123456789",
 		key: types.NamespacedName{Namespace: ns, Name: "timesheet"}, clock: c, rec: &recorder{},
-		refresh: googleEm.IssueRefreshToken("sheet-client", grantScope)}
+		refresh: googleEm.IssueRefreshTokenFor("sheet-client", grantScope, sub)}
 	sheetsEm.AddSpreadsheet(f.spreadsheet, "Asia/Tokyo", sandbox.SheetSpec{ID: 0, Title: "Sheet1"},
 		sandbox.SheetSpec{ID: 7001, Title: title, Rows: [][]string{testenv.SheetHeader}})
 	if err := testenv.SheetConnection(context.Background(), env.Client, ns, f.spreadsheet, title, f.refresh, change); err != nil {

@@ -1,0 +1,270 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package sheetsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
+	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/timesheet"
+)
+
+// Exactly once. An append is not idempotent at Google: when its answer is
+// lost (the manager killed, a timeout, a reset, a 5xx after the write) the
+// rows may be in the sheet or not. Such syncs stay in flight
+// (status.inFlightSince), and before one is appended again the sheet is
+// searched for it:
+//
+//   - with an id column mapped, for its session id in that column;
+//   - without one, for a row holding its title, startedAt, endedAt and
+//     durationSeconds — the four columns every mapping has. The sessions
+//     of one person do not overlap (the tracker runs one session at a
+//     time: seed 004 §1 RunningSessionState), and start and end are
+//     written to the second, so two sessions can only share that key if
+//     both began and ended within the same second under the same title.
+//
+// Each row found is claimed by one sync only. Found, the sync is Recovered
+// with that row; not found, it is appended. A search that fails appends
+// nothing.
+
+// errSheetGone marks a call refused because the spreadsheet or the sheet
+// of spec.sheet is no longer there.
+var errSheetGone = errors.New("the sheet is gone")
+
+// recover looks up the members an earlier append may have written (found
+// in flight). Found ones succeed with the row they have; the rest are
+// returned to be appended.
+func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
+	var unsure []*v1alpha1.SheetSync
+	for _, m := range members {
+		if m.Status.InFlightSince != nil {
+			unsure = append(unsure, m)
+		}
+	}
+	if len(unsure) == 0 {
+		return members
+	}
+	cols := b.conn.Status.ResolvedColumns
+	idCol := cols["id"]
+	var (
+		rows map[string][]int64 // key → the rows holding it, top down
+		how  string
+	)
+	err := b.onSheet(ctx, func(title string) error {
+		var err error
+		if idCol != "" {
+			how = "in the id column"
+			rows, err = b.idRows(ctx, title, idCol)
+		} else {
+			how = "by its title, start, end and duration"
+			rows, err = b.keyRows(ctx, title)
+		}
+		return err
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, errSheetGone):
+			b.sheetGone(ctx, unsure, err, false)
+		case errors.Is(err, gsheets.ErrUnauthorized):
+			b.refuse(ctx, unsure, err, false)
+		default:
+			// Not knowing is not appending. The search is the sync's
+			// attempt: it counts, and the next one waits for the sync's
+			// own schedule, as after a failed append.
+			now := metav1.NewTime(b.now)
+			for _, m := range unsure {
+				m.Status.Attempts++
+				m.Status.AttemptedAt = &now
+				b.transient(ctx, m, fmt.Errorf("look up session %s %s before appending it again: %w", m.Spec.Session.ID, how, err))
+			}
+		}
+		return without(members, unsure)
+	}
+	width, _ := gsheets.ColumnIndex(maxColumn(cols))
+	var found []*v1alpha1.SheetSync
+	for _, m := range unsure {
+		k := m.Spec.Session.ID
+		if idCol == "" {
+			k = b.sessionKey(m.Spec.Session)
+		}
+		if len(rows[k]) == 0 {
+			continue
+		}
+		row := rows[k][0]
+		rows[k] = rows[k][1:]
+		b.succeed(m, row, rowRange(b.title, row, width), fmt.Sprintf("found as row %d %s: written before an interruption", row, how))
+		setReason(m, RecoveredReason)
+		found = append(found, m)
+	}
+	return without(members, found)
+}
+
+// idRows reads the id column: each session id and its rows.
+func (b *batchRun) idRows(ctx context.Context, title, col string) (map[string][]int64, error) {
+	ids, err := b.r.Sheets.Column(ctx, b.token, b.conn.Spec.SpreadsheetID, title, col)
+	if err != nil {
+		return nil, err
+	}
+	rows := make(map[string][]int64, len(ids))
+	for i, id := range ids {
+		if id != "" {
+			rows[id] = append(rows[id], int64(i)+1)
+		}
+	}
+	return rows, nil
+}
+
+// keyFields identify a session in a sheet without an id column.
+var keyFields = [...]string{"title", "startedAt", "endedAt", "durationSeconds"}
+
+// keyRows reads the table as stored (numbers as numbers) and keys each
+// row by its keyFields.
+func (b *batchRun) keyRows(ctx context.Context, title string) (map[string][]int64, error) {
+	table, err := b.r.Sheets.Table(ctx, b.token, b.conn.Spec.SpreadsheetID, title, maxColumn(b.conn.Status.ResolvedColumns))
+	if err != nil {
+		return nil, err
+	}
+	rows := make(map[string][]int64, len(table))
+	for i, cells := range table {
+		k := b.rowKey(cells)
+		rows[k] = append(rows[k], int64(i)+1)
+	}
+	return rows, nil
+}
+
+// sessionKey is the key of the row the session becomes.
+func (b *batchRun) sessionKey(s v1alpha1.TimeTrackerSession) string {
+	return b.rowKey(timesheet.Row(s, b.conn.Status.ResolvedColumns, b.loc))
+}
+
+// rowKey joins a row's keyFields, normalised so that the row as written
+// and as read back compare equal: date-time serials to the second (a day
+// is 86,400 of them), numbers to the unit, text as it is.
+func (b *batchRun) rowKey(cells []any) string {
+	parts := make([]string, len(keyFields))
+	for i, f := range keyFields {
+		c, err := gsheets.ColumnIndex(b.conn.Status.ResolvedColumns[f])
+		if err != nil || c > len(cells) {
+			continue
+		}
+		scale := 1.0
+		if f == "startedAt" || f == "endedAt" {
+			scale = 86400
+		}
+		switch v := cells[c-1].(type) {
+		case float64:
+			parts[i] = "n" + strconv.FormatFloat(math.Round(v*scale), 'f', 0, 64)
+		case int64:
+			parts[i] = "n" + strconv.FormatFloat(math.Round(float64(v)*scale), 'f', 0, 64)
+		case string:
+			parts[i] = "s" + v
+		case nil:
+		default:
+			parts[i] = "s" + fmt.Sprint(v)
+		}
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// onSheet runs call on the connection's sheet. A call refused for its
+// range (400 "Unable to parse range") or its spreadsheet (404) may only
+// mean that a person renamed the tab: the sheet is looked up again, by
+// spec.sheet's id (or title), once per batch. Renamed, the connection
+// records the new title and call runs again at once with it; gone, the
+// error wraps errSheetGone.
+func (b *batchRun) onSheet(ctx context.Context, call func(title string) error) error {
+	err := call(b.title)
+	if !errors.Is(err, gsheets.ErrNotFound) || b.resolved {
+		return err
+	}
+	b.resolved = true
+	ss, lerr := b.r.Sheets.Spreadsheet(ctx, b.token, b.conn.Spec.SpreadsheetID)
+	switch {
+	case errors.Is(lerr, gsheets.ErrNotFound):
+		return fmt.Errorf("%w: spreadsheet %s: %w", errSheetGone, b.conn.Spec.SpreadsheetID, lerr)
+	case lerr != nil:
+		// Only the look-up's failure is wrapped: it decides whether to retry.
+		return fmt.Errorf("look up the sheet again after %v: %w", err, lerr) //nolint:errorlint // see above
+	}
+	sel := b.conn.Spec.Sheet
+	for _, sh := range ss.Sheets {
+		if (sel.ID != nil && sh.ID == *sel.ID) || (sel.ID == nil && sh.Title == sel.Title) {
+			if sh.Title == b.title {
+				return err // there under the same title: the refusal stands
+			}
+			b.renamed(ctx, sh.Title)
+			return call(sh.Title)
+		}
+	}
+	want := strconv.Quote(sel.Title)
+	if sel.ID != nil {
+		want = "with id " + strconv.FormatInt(*sel.ID, 10)
+	}
+	return fmt.Errorf("%w: spreadsheet %s has no sheet %s (%w)", errSheetGone, b.conn.Spec.SpreadsheetID, want, err)
+}
+
+// renamed records the sheet's new title on the connection.
+func (b *batchRun) renamed(ctx context.Context, title string) {
+	log.FromContext(ctx).Info("the sheet was renamed; following it by its id", "sheetConnection", klog.KObj(b.conn), "from", b.title, "to", title)
+	b.title = title
+	b.patchConn(ctx, func(c *v1alpha1.SheetConnection) { sheetconnection.Renamed(c, title) })
+}
+
+// sheetGone stops the connection taking sessions (SheetNotFound) and
+// makes the syncs wait for it, not counting the attempt (counted: it was
+// counted when it began): a person fixes the sheet or the spec, and
+// nothing is lost meanwhile.
+func (b *batchRun) sheetGone(ctx context.Context, todo []*v1alpha1.SheetSync, err error, counted bool) {
+	b.waiting = true
+	for _, m := range todo {
+		if counted {
+			m.Status.Attempts--
+		}
+		m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
+		status.MarkRetrying(m, v1alpha1.DependencyNotReadyReason, "the connection's sheet is gone; the sync waits for it: "+err.Error())
+	}
+	b.patchConn(ctx, func(c *v1alpha1.SheetConnection) { sheetconnection.SheetGone(c, err) })
+	if b.r.Recorder != nil {
+		b.r.Recorder.Eventf(b.conn, nil, corev1.EventTypeWarning, sheetconnection.SheetNotFoundReason, "Append", "%s", err.Error())
+	}
+}
+
+// patchConn changes the connection's status as change says, with an
+// optimistic lock; a conflict is left to the connection's next read.
+func (b *batchRun) patchConn(ctx context.Context, change func(*v1alpha1.SheetConnection)) {
+	c := b.conn.DeepCopy()
+	change(c)
+	if err := b.r.Status().Patch(ctx, c, client.MergeFromWithOptions(b.conn, client.MergeFromWithOptimisticLock{})); err != nil {
+		log.FromContext(ctx).Error(err, "could not update the connection's status", "sheetConnection", klog.KObj(b.conn))
+		return
+	}
+	b.conn = c
+}
