@@ -129,7 +129,14 @@ type ObjectSink struct {
 	// +required
 	Kind string `json:"kind"`
 
-	// EventIDLabel is the label whose value is the Google Calendar event id.
+	// EventIDLabel is the label whose value is the Google Calendar event
+	// id. An id that is not a valid label value (Google lets clients choose
+	// ids of up to 1024 characters; a label value holds 63) is carried
+	// hashed: "sha256-" and the first 32 hex digits of the SHA-256 of the
+	// id; for an instance of a recurring event ("<series id>_<start>"),
+	// of the series id, followed by "_<start>". Any id may be carried
+	// hashed. A cancelled event whose id needs the hash and that no object
+	// carries is listed in status.unmatchedEvents.
 	// +kubebuilder:default="switchboard.dev/calendar-event-id"
 	// +kubebuilder:validation:MaxLength=317
 	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
@@ -213,6 +220,13 @@ type CalendarWatchStatus struct {
 	// +optional
 	LastNotification *NotificationStatus `json:"lastNotification,omitempty"`
 
+	// SyncDue is set while the watch is suspended: changes made meanwhile
+	// were pushed to no channel, so the first reconcile after resuming
+	// syncs whatever the backup timer says, and the sync that succeeds
+	// clears it.
+	// +optional
+	SyncDue bool `json:"syncDue,omitempty"`
+
 	// LastSyncTime is when the last incremental sync finished.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
@@ -227,6 +241,15 @@ type CalendarWatchStatus struct {
 	// +listType=atomic
 	// +optional
 	RecentlyDeletedEventIDs []string `json:"recentlyDeletedEventIDs,omitempty"`
+
+	// UnmatchedEvents are the newest cancelled events (at most 20, newest
+	// first) whose id is too long for a label value and whose hashed form
+	// (labelValue) no appointment object carries: the appointment of such
+	// an event must carry labelValue under sink.objects.eventIDLabel.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	UnmatchedEvents []UnmatchedEvent `json:"unmatchedEvents,omitempty"`
 
 	// Notifications counts the notifications the controller handled: a
 	// burst handled by one sync counts once (the webhook's 200s are in its
@@ -257,6 +280,19 @@ type SinkDelivery struct {
 	Appointment string `json:"appointment,omitempty"`
 	// DeletedAt is when the cancellation was seen.
 	DeletedAt metav1.Time `json:"deletedAt"`
+}
+
+// UnmatchedEvent is a cancelled event no appointment object was found for,
+// although its id cannot be carried as it is.
+type UnmatchedEvent struct {
+	// EventID is the cancelled event's id.
+	// +kubebuilder:validation:MaxLength=1024
+	EventID string `json:"eventID"`
+	// LabelValue is the value an appointment carries for it.
+	// +kubebuilder:validation:MaxLength=63
+	LabelValue string `json:"labelValue"`
+	// At is when the sync found it.
+	At metav1.Time `json:"at"`
 }
 
 // ChannelStatus identifies a Google push channel.

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,6 +75,10 @@ var calendarScopes = []string{
 
 // CalendarEvent is an event created from a test or the demo.
 type CalendarEvent struct {
+	// ID is the id the client chose, as events.insert lets it (empty: the
+	// emulator makes one, as Google does). It must follow Google's rules
+	// for provided ids (validEventID).
+	ID         string    `json:"id,omitempty"`
 	Summary    string    `json:"summary"`
 	Start      time.Time `json:"start"`
 	End        time.Time `json:"end"`
@@ -234,6 +239,32 @@ func newEventID() string {
 	return strings.ToLower(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
+// eventIDChars is base32hex, lowercase.
+var eventIDChars = regexp.MustCompile(`^[a-v0-9]+$`)
+
+// validEventID applies Google's rules for an id a client provides: "characters
+// allowed in the ID are those used in base32hex encoding, i.e. lowercase
+// letters a-v and digits 0-9, see section 3.1.2 in RFC2938; the length of
+// the ID must be between 5 and 1024 characters; the ID must be unique per
+// calendar" (Event.id,
+// https://developers.google.com/workspace/calendar/api/v3/reference/events#id).
+// So a client-chosen id may be far longer than the 26 characters Google
+// makes, and longer than a Kubernetes label value (63).
+func validEventID(id string) bool {
+	return len(id) >= 5 && len(id) <= 1024 && eventIDChars.MatchString(id)
+}
+
+// Errors of an event id a client provides, as events.insert answers them:
+// 400 invalid "Invalid resource id value." (users' reports:
+// https://github.com/wanasit/google-calendar/issues/25,
+// https://github.com/googleworkspace/dotnet-samples/issues/33) and 409
+// duplicate "The requested identifier already exists." (guides/errors,
+// "409: The requested identifier already exists").
+var (
+	ErrInvalidEventID   = errors.New("sandbox: invalid resource id value")
+	ErrDuplicateEventID = errors.New("sandbox: the requested identifier already exists")
+)
+
 // CreateEvent adds an event and pushes "exists" to the calendar's channels;
 // it returns the event's id. It panics on an unknown calendar or a
 // recurrence the emulator cannot expand (a mistake in the test).
@@ -259,11 +290,20 @@ func (c *GoogleCalendar) createEvent(calendarID string, e CalendarEvent) (string
 	if !ok {
 		return "", fmt.Errorf("sandbox: no calendar %q", calendarID)
 	}
+	id := e.ID
+	switch {
+	case id == "":
+		id = newEventID()
+	case !validEventID(id):
+		return "", fmt.Errorf("%w (%d characters; base32hex a-v0-9, 5 to 1024)", ErrInvalidEventID, len(id))
+	case cal.events[id] != nil:
+		return "", ErrDuplicateEventID
+	}
 	now := c.now().UTC()
 	cal.ord++
 	cal.seq++
 	ev := &calEvent{
-		id: newEventID(), ord: cal.ord, seq: cal.seq, summary: e.Summary,
+		id: id, ord: cal.ord, seq: cal.seq, summary: e.Summary,
 		start: e.Start.UTC(), end: e.End.UTC(), recurrence: append([]string(nil), e.Recurrence...), rule: rule,
 		status: "confirmed", created: now, updated: now,
 	}
@@ -1029,7 +1069,7 @@ func (c *GoogleCalendar) WaitPushesIdle(ctx context.Context) error {
 // demo (JSON bodies; times in RFC 3339):
 //
 //	POST   /_sandbox/calendar/calendars                                 {"id"}
-//	POST   /_sandbox/calendar/calendars/{cal}/events                    {"summary","start","end","recurrence"} → {"id"}
+//	POST   /_sandbox/calendar/calendars/{cal}/events                    {"id"?,"summary","start","end","recurrence"} → {"id"}
 //	PATCH  /_sandbox/calendar/calendars/{cal}/events/{event}            {"summary"}
 //	DELETE /_sandbox/calendar/calendars/{cal}/events/{event}[?purge=true]
 //	POST   /_sandbox/calendar/calendars/{cal}/events/{event}/cancelInstance {"originalStart"} → {"id"}
@@ -1060,7 +1100,11 @@ func (c *GoogleCalendar) registerAdmin(s *Server) {
 			return
 		}
 		id, err := c.createEvent(r.PathValue("cal"), b)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrDuplicateEventID):
+			adminError(w, http.StatusConflict, err)
+			return
+		case err != nil:
 			adminError(w, http.StatusBadRequest, err)
 			return
 		}

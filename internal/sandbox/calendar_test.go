@@ -695,3 +695,45 @@ func TestCalendarAdminOverHTTP(t *testing.T) {
 		t.Fatalf("pushes: %d", resp.StatusCode)
 	}
 }
+
+// Event.id: a client may choose an id of 5 to 1024 base32hex characters;
+// others are refused, and so is one already used in the calendar. The id
+// comes back as it was chosen, also when cancelled.
+func TestCalendarClientChosenEventIDs(t *testing.T) {
+	r := newCalRig(t)
+	svc := r.service(t, calendarScope)
+	long := strings.Repeat("0123456789abcdefghijklmnopqrstuv", 32)
+	e := event("long", 1)
+	e.ID = long
+	if got := r.cal.CreateEvent("primary", e); got != long {
+		t.Fatalf("id %q", got)
+	}
+	for _, bad := range []string{"abcd", long + "0", "UPPERCASE", "with-dash", "wxyz0"} {
+		e.ID = bad
+		if _, err := createEvent(r, e); !errors.Is(err, sandbox.ErrInvalidEventID) {
+			t.Errorf("%.20s… (%d): %v, want invalid", bad, len(bad), err)
+		}
+	}
+	e.ID = long
+	if _, err := createEvent(r, e); !errors.Is(err, sandbox.ErrDuplicateEventID) {
+		t.Fatalf("a reused id: %v", err)
+	}
+	_, _, tok := listAll(t, func(pt string) (*calendar.Events, error) { return svc.Events.List("primary").PageToken(pt).Do() })
+	if err := r.cal.CancelEvent("primary", long); err != nil {
+		t.Fatal(err)
+	}
+	inc, err := svc.Events.List("primary").SyncToken(tok).Do()
+	if err != nil || len(inc.Items) != 1 || inc.Items[0].Id != long || inc.Items[0].Status != "cancelled" {
+		t.Fatalf("incremental listing %v %v", inc, err)
+	}
+}
+
+// createEvent is CreateEvent without its panic.
+func createEvent(r *calRig, e sandbox.CalendarEvent) (id string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err, _ = p.(error)
+		}
+	}()
+	return r.cal.CreateEvent("primary", e), nil
+}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,8 +67,8 @@ var pushStates = []string{"sync", "exists", "not_exists"}
 // missing token (logged with the source address, never the token), 410 for
 // an expired channel (and the watch is told to renew). A `sync` message
 // and a message number already seen change nothing; any other is recorded
-// on the watch in one metadata patch before 200 (503 if that write fails,
-// so Google retries). The controller's incremental sync does the work, so
+// on the watch in one conditional metadata patch before 200 (503 if that
+// write fails, so Google retries). The controller's incremental sync does the work, so
 // a burst of notifications is one sync.
 func calendarPush(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -126,20 +127,21 @@ func calendarPush(d Deps) HandlerFunc {
 		if exp := expirationOf(known, h.Get(hdrExpiration)); !exp.IsZero() && now.After(exp) {
 			if known == st.Channel && known != nil {
 				// Tell the watch to renew at once.
-				if e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: "expired"}); e != nil {
+				if _, e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: "expired"}); e != nil {
 					return e
 				}
 			}
 			return Errorf(http.StatusGone, "the channel expired")
 		}
-		if state == "sync" || cw.Spec.Suspend || seen(cw, id, num) {
+		if state == "sync" || cw.Spec.Suspend {
 			WriteJSON(w, http.StatusOK, map[string]any{"accepted": false})
 			return nil
 		}
-		if e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: state}); e != nil {
+		recorded, e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: state})
+		if e != nil {
 			return e
 		}
-		WriteJSON(w, http.StatusOK, map[string]any{"accepted": true})
+		WriteJSON(w, http.StatusOK, map[string]any{"accepted": recorded})
 		return nil
 	}
 }
@@ -154,22 +156,50 @@ func seen(cw *v1alpha1.CalendarWatch, id string, num int64) bool {
 	return last != nil && last.ChannelID == id && num <= last.MessageNumber
 }
 
+// recordAttempts bounds the conditional writes of one notification: each
+// conflict means the watch changed meanwhile (another push recorded, the
+// controller wrote status), and is followed by a read of the live object.
+const recordAttempts = 4
+
 // recordNotification writes the annotation in one merge patch of the
-// metadata: no status write (that is the controller's), no conflict with
-// the controller's writes. Two notifications patched at once may leave
-// the lower number; either way the watch syncs after both arrived. A
-// failed write is a 503.
-func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) *Error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		v1alpha1.CalendarNotificationAnnotation: n.String()}}})
-	if err == nil {
-		err = d.Client.Patch(ctx, cw.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
-	}
-	if err != nil {
+// metadata (no status write: that is the controller's), unless the watch
+// already records that channel at or above n's number (a duplicate or a
+// late one, already covered). The record never goes back, whatever the
+// cache shows: the patch carries the resourceVersion the check was made
+// on, so the API server refuses it (409) when the watch changed since, and
+// the check is made again on the live object. The cache is right almost
+// always, so a push costs one PATCH; a lagging cache (a burst, a loaded
+// API server) costs a GET and a PATCH more. It reports whether it wrote;
+// a failed write is a 503, which Google retries.
+func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) (bool, *Error) {
+	key := client.ObjectKeyFromObject(cw)
+	for attempt := 1; ; attempt++ {
+		if seen(cw, n.ChannelID, n.MessageNumber) {
+			return false, nil
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": cw.ResourceVersion,
+			"annotations":     map[string]string{v1alpha1.CalendarNotificationAnnotation: n.String()},
+		}})
+		if err == nil {
+			err = d.Client.Patch(ctx, cw.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+		}
+		if err == nil {
+			return true, nil
+		}
+		if apierrors.IsConflict(err) && attempt < recordAttempts {
+			live := &v1alpha1.CalendarWatch{}
+			if err = d.APIReader.Get(ctx, key, live); err == nil {
+				cw = live
+				continue
+			}
+		}
+		if apierrors.IsNotFound(err) {
+			return false, Errorf(http.StatusNotFound, "unknown channel")
+		}
 		// Google retries a 503 (guides/push).
-		return Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
+		return false, Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
 	}
-	return nil
 }
 
 // expirationOf is the channel's expiration as status has it, or as Google

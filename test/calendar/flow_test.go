@@ -375,6 +375,8 @@ func TestDeleteStopsTheChannel(t *testing.T) {
 
 func TestSuspendStopsTheChannelAndResumeOpensOne(t *testing.T) {
 	f := newFixture(t, nil)
+	id := calEm.CreateEvent(f.calendar, sandbox.CalendarEvent{Summary: "visit", Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour)})
+	f.appointment(t, "appt", id)
 	w := f.ready(t)
 	patch := client.MergeFrom(w.DeepCopy())
 	w.Spec.Suspend = true
@@ -389,6 +391,16 @@ func TestSuspendStopsTheChannelAndResumeOpensOne(t *testing.T) {
 	if n := len(calEm.Channels(f.calendar)); n != 0 {
 		t.Fatalf("%d channels open while suspended", n)
 	}
+	// Cancelled while suspended: pushed to no channel.
+	if err := calEm.CancelEvent(f.calendar, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := calEm.WaitPushesIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !f.exists(t, "appt") {
+		t.Fatal("a suspended watch deleted an appointment")
+	}
 	patch = client.MergeFrom(w.DeepCopy())
 	w.Spec.Suspend = false
 	if err := env.Client.Patch(context.Background(), w, patch); err != nil {
@@ -398,6 +410,9 @@ func TestSuspendStopsTheChannelAndResumeOpensOne(t *testing.T) {
 	if n := len(calEm.Channels(f.calendar)); n != 1 {
 		t.Fatalf("%d channels after resume", n)
 	}
+	// Resuming syncs what changed meanwhile, without waiting for the
+	// 15-minute backup sync or another push.
+	eventually(t, "the appointment of the event cancelled while suspended deleted", func() bool { return !f.exists(t, "appt") })
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -41,6 +41,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 var (
@@ -51,6 +52,11 @@ var (
 	hookURL  string
 	// hookLog holds what the webhook server logged.
 	hookLog = &logBuffer{}
+	// hookMgr is the webhook's manager (its cache, its API reader, its
+	// ServiceAccount), and ups the sandbox's upstreams, for a second
+	// webhook server on the same identity (see laggingWebhook).
+	hookMgr ctrl.Manager
+	ups     *upstream.Set
 )
 
 // logBuffer keeps log lines, for tests that a refusal is logged (and
@@ -82,7 +88,7 @@ func TestMain(m *testing.M) {
 		calEm.PushRetryBase = 20 * time.Millisecond
 		box = sandbox.New(googleEm, calEm)
 		srv := httptest.NewServer(box)
-		ups := sandbox.Upstreams(srv.URL)
+		ups = sandbox.Upstreams(srv.URL)
 		out, err := outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
 		if err != nil {
 			return nil, err
@@ -112,7 +118,7 @@ func TestMain(m *testing.M) {
 		}
 		// The webhook runs as the chart's webhook ServiceAccount, on its own
 		// cache, as its Deployment does.
-		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
+		hookMgr, err = testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
 		if err != nil {
 			return nil, err
 		}

@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -522,5 +523,203 @@ func TestTheHTTPSinkIsSignedRetriedAndNeverBlocksDeletion(t *testing.T) {
 	}
 	if outbound.SinkUpstream != "sink" {
 		t.Fatal("sink label")
+	}
+}
+
+// Issue 18, item 5: an event cancelled while the watch was suspended was
+// pushed to no channel; resuming syncs at once, not on the backup timer.
+func TestResumingSyncsWhatChangedWhileSuspended(t *testing.T) {
+	f := newFixture(t, nil)
+	id := f.event("visit")
+	f.appointment(t, "appt", id)
+	f.reconcile(t)
+	f.setSuspend(t, true)
+	f.reconcile(t)
+	if w := f.watch(t); w.Status.Channel != nil || len(calEm.Channels(f.calendar)) != 0 {
+		t.Fatalf("suspended with a channel: %+v", w.Status.Channel)
+	}
+	if err := calEm.CancelEvent(f.calendar, id); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(time.Minute)
+	f.reconcile(t)
+	if !f.exists(t, "appt") {
+		t.Fatal("a suspended watch synced")
+	}
+	// A sync that fails at resume is tried again until one succeeds: the
+	// promise does not end with the first reconcile after resuming.
+	box.SetFault(sandbox.CalendarEventsList, sandbox.Fault{Status: http.StatusServiceUnavailable, Times: 1})
+	f.setSuspend(t, false)
+	f.reconcile(t)
+	if !f.exists(t, "appt") {
+		t.Fatal("deleted although events.list failed")
+	}
+	f.clock.Step(time.Second)
+	f.reconcile(t)
+	w := f.watch(t)
+	if f.exists(t, "appt") {
+		t.Fatalf("resuming did not sync what changed meanwhile (last sync %s, now %s)", w.Status.LastSyncTime, f.clock.Now())
+	}
+	if w.Status.Channel == nil || len(calEm.Channels(f.calendar)) != 1 || w.Status.SyncDue {
+		t.Fatalf("after resume: channel %+v, sandbox %d channels, syncDue %v", w.Status.Channel, len(calEm.Channels(f.calendar)), w.Status.SyncDue)
+	}
+	// Then the backup timer again: nothing more until it runs out.
+	syncs := w.Status.Syncs
+	f.clock.Step(time.Minute)
+	f.reconcile(t)
+	if got := f.watch(t).Status.Syncs; got != syncs {
+		t.Fatalf("syncs %d → %d a minute after the resume sync", syncs, got)
+	}
+}
+
+func (f *fixture) setSuspend(t *testing.T, on bool) {
+	t.Helper()
+	w := f.watch(t)
+	patch := client.MergeFrom(w.DeepCopy())
+	w.Spec.Suspend = on
+	if err := env.Client.Patch(context.Background(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 18, item 6: status.nextChannelAttemptAt is a promise (1 s
+// doubling to an hour), kept even when a phase after the channel ends the
+// reconcile: a stalled sink (rechecked every backupSyncInterval), or a
+// sync whose retries ran out (then on the backup timer).
+func TestARefusedChannelIsTriedAgainWhenStatusSaysWhateverEndsTheReconcile(t *testing.T) {
+	calEm.RefuseAddress(pushURL, http.StatusBadRequest)
+	defer calEm.RefuseAddress(pushURL, 0)
+	// refusals reconciles at the times the controller asks for and checks
+	// that each attempt status promises is made by then: status stores it
+	// to the second (so up to a second later), and the controller may be
+	// late by a fifth of the wait (it asks for the wait / 0.9 so that the
+	// runner's ±10 % never brings it early), never more.
+	refusals := func(t *testing.T, f *fixture, n int) {
+		t.Helper()
+		res := f.reconcile(t)
+		for range n {
+			w := f.watch(t)
+			at, failures := w.Status.NextChannelAttemptAt, w.Status.ChannelFailures
+			if at == nil || w.Status.Channel != nil {
+				t.Fatalf("no refused channel: %+v", w.Status)
+			}
+			promised := at.Add(time.Second)
+			latest := promised.Add(promised.Sub(f.clock.Now()) / 4)
+			for reconciles := 0; f.watch(t).Status.ChannelFailures == failures; reconciles++ {
+				if res.RequeueAfter <= 0 || reconciles == 3 {
+					t.Fatalf("after %d refusals: requeue after %s, no attempt yet, status promised one at %s", failures, res.RequeueAfter, at.UTC().Format(time.RFC3339))
+				}
+				f.clock.Step(res.RequeueAfter)
+				res = f.reconcile(t)
+			}
+			if f.clock.Now().After(latest) {
+				t.Fatalf("after %d refusals: attempt at %s, status promised %s", failures, f.clock.Now().UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+
+	t.Run("a stalled sink", func(t *testing.T) {
+		f := newFixture(t, func(w *v1alpha1.CalendarWatch) {
+			w.Spec.Sink.HTTP = &v1alpha1.HTTPSink{URL: "http://169.254.169.254/cancelled", SigningSecretRef: v1alpha1.SecretReference{Name: "sink-key"}}
+		})
+		refusals(t, f, 4)
+		if c := condition(f.watch(t), v1alpha1.StalledCondition); c.Reason != v1alpha1.SinkAddressRefusedReason {
+			t.Fatalf("Stalled %+v", c)
+		}
+	})
+
+	t.Run("a sync on the backup timer", func(t *testing.T) {
+		box.SetFault(sandbox.CalendarEventsList, sandbox.Fault{Status: http.StatusServiceUnavailable})
+		defer box.ClearFault(sandbox.CalendarEventsList)
+		f := newFixture(t, nil)
+		refusals(t, f, 8)
+		if c := condition(f.watch(t), v1alpha1.SyncedCondition); c.Reason != v1alpha1.UpstreamUnavailableReason {
+			t.Fatalf("Synced %+v", c)
+		}
+	})
+}
+
+// Issue 18, item 7: Google lets a client choose event ids of 5 to 1024
+// base32hex characters; one longer than a label value (63) is carried
+// hashed (EventIDLabelValue), a cancelled one whose appointment nothing
+// carries is told in status and a Warning Event, never silently skipped.
+func TestLongClientChosenEventIDsAreMatchedThroughTheirHash(t *testing.T) {
+	var mu sync.Mutex
+	var told []string
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var d Delivery
+		_ = json.NewDecoder(r.Body).Decode(&d)
+		mu.Lock()
+		told = append(told, d.EventID)
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer sink.Close()
+	f := newFixture(t, func(w *v1alpha1.CalendarWatch) {
+		w.Spec.Sink.HTTP = &v1alpha1.HTTPSink{URL: sink.URL, SigningSecretRef: v1alpha1.SecretReference{Name: "sink-key"}}
+	})
+	if err := env.Client.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "sink-key"}, Data: map[string][]byte{SigningKey: []byte("0123456789abcdef-signing")}}); err != nil {
+		t.Fatal(err)
+	}
+	start := f.clock.Now().Add(24 * time.Hour).Truncate(time.Hour)
+	long := strings.Repeat("0123456789abcdefghijklmnopqrstuv", 32) // 1024, Google's longest
+	single := calEm.CreateEvent(f.calendar, sandbox.CalendarEvent{ID: long, Summary: "visit", Start: start, End: start.Add(time.Hour)})
+	series := calEm.CreateEvent(f.calendar, sandbox.CalendarEvent{ID: long[:100], Summary: "daily", Start: start, End: start.Add(time.Hour), Recurrence: []string{"RRULE:FREQ=DAILY;COUNT=3"}})
+	orphan := calEm.CreateEvent(f.calendar, sandbox.CalendarEvent{ID: long[:70], Summary: "no appointment", Start: start, End: start.Add(time.Hour)})
+	if single != long || series != long[:100] {
+		t.Fatal("the emulator did not keep the client's ids")
+	}
+	instance := series + "_" + start.Add(24*time.Hour).UTC().Format("20060102T150405Z")
+	f.appointment(t, "appt-single", EventIDLabelValue(single))
+	f.appointment(t, "appt-instance", EventIDLabelValue(instance))
+	f.reconcile(t)
+	for _, id := range []string{single, series, orphan} {
+		if err := calEm.CancelEvent(f.calendar, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.notify(t, 5)
+	f.reconcile(t)
+	if f.exists(t, "appt-single") || f.exists(t, "appt-instance") {
+		t.Fatal("the appointments of cancelled events with long ids are still there")
+	}
+	w := f.watch(t)
+	if len(w.Status.UnmatchedEvents) != 1 || w.Status.UnmatchedEvents[0].EventID != orphan || w.Status.UnmatchedEvents[0].LabelValue != EventIDLabelValue(orphan) {
+		t.Fatalf("unmatched %+v", w.Status.UnmatchedEvents)
+	}
+	evs := f.rec.With("AppointmentNotMatched")
+	if len(evs) != 1 || !strings.Contains(evs[0], EventIDLabelValue(orphan)) || !strings.Contains(evs[0], "Warning") {
+		t.Fatalf("events %v", f.rec.All())
+	}
+	for _, e := range f.rec.All() {
+		if len(e) > 1024 {
+			t.Fatalf("an Event note the API server would refuse (%d bytes)", len(e))
+		}
+	}
+	// The HTTP sink is told every cancelled id in full.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 3 || told[0] != single || told[1] != series || told[2] != orphan {
+		t.Fatalf("the sink was told %d ids", len(told))
+	}
+}
+
+func TestEventIDLabelValuesAreValidLabelValues(t *testing.T) {
+	long := strings.Repeat("v", 1024)
+	for _, c := range []struct{ id, want string }{
+		{"5qk0l2ab3cd4ef5gh6ij7kl8mn", "5qk0l2ab3cd4ef5gh6ij7kl8mn"},
+		{"5qk0l2ab3cd4ef5gh6ij7kl8mn_20261201T090000Z", "5qk0l2ab3cd4ef5gh6ij7kl8mn_20261201T090000Z"},
+		{long, HashedEventID(long)},
+		{long + "_20261201T090000Z", HashedEventID(long) + "_20261201T090000Z"},
+		{long + "_20261201", HashedEventID(long) + "_20261201"},
+		{long[:60] + "_20261201T090000Z", HashedEventID(long[:60]) + "_20261201T090000Z"},
+	} {
+		got := EventIDLabelValue(c.id)
+		if got != c.want || len(validation.IsValidLabelValue(got)) > 0 {
+			t.Errorf("EventIDLabelValue(%.20s… %d chars) = %q, want %q", c.id, len(c.id), got, c.want)
+		}
+	}
+	if h := HashedEventID(long); !strings.HasPrefix(h, "sha256-") || len(h) != 39 {
+		t.Fatalf("hashed %q", h)
 	}
 }

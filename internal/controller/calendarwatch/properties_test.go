@@ -192,7 +192,7 @@ func (p *propEnv) runDeletion(t *rapid.T, tt *testing.T, w *v1alpha1.CalendarWat
 			t.Fatal(err)
 		}
 	}
-	deleted, err := p.r.deleteObjects(ctx, w, changes{cancelled: c.cancelled})
+	deleted, err := p.r.deleteObjects(ctx, w, &runner.Run{Now: time.Now()}, changes{cancelled: c.cancelled})
 	if err != nil {
 		t.Fatal(err)
 	}

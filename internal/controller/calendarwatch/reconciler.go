@@ -98,14 +98,22 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.CalendarWatch] {
 		New:       func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
 		Suspended: func(w *v1alpha1.CalendarWatch) bool { return w.Spec.Suspend },
 		Normal: []runner.Phase[*v1alpha1.CalendarWatch]{
-			r.grant.Connect, r.grant.Grant, r.channelSecret, r.channel, r.sync, r.deliver, r.ready,
+			r.grant.Connect, r.grant.Grant, r.channelSecret, r.channel,
+			r.keepChannelPromise(r.sync), r.keepChannelPromise(r.deliver), r.ready,
 		},
-		Suspend: []runner.Phase[*v1alpha1.CalendarWatch]{r.release},
+		Suspend: []runner.Phase[*v1alpha1.CalendarWatch]{r.suspend},
 		Delete:  []runner.Phase[*v1alpha1.CalendarWatch]{r.release},
 		// Network errors and 5xx: 1, 2, 4, 8, 16 s, never sooner than
 		// Retry-After, then the backup sync timer (seed 002 "Sync Errors").
 		Transient: outbound.Schedule{Base: outbound.CalendarRetries.Base, Retries: outbound.CalendarRetries.Retries, Max: outbound.MaxRetryAfter},
-		Exhausted: func(w *v1alpha1.CalendarWatch) time.Duration { return w.Spec.BackupSyncInterval.Duration },
+		// A channel attempt promised sooner (status.nextChannelAttemptAt)
+		// is kept.
+		Exhausted: func(w *v1alpha1.CalendarWatch) time.Duration {
+			if d, ok := r.untilChannelAttempt(w); ok {
+				return min(d, w.Spec.BackupSyncInterval.Duration)
+			}
+			return w.Spec.BackupSyncInterval.Duration
+		},
 	}
 }
 

@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -63,13 +62,13 @@ func pendingNotification(obj *v1alpha1.CalendarWatch) (gcalendar.Notification, b
 }
 
 // sync runs the incremental sync when a notification arrived, when the
-// backup interval has passed, or when a person asked; a burst of
-// notifications is one sync.
+// backup interval has passed, when the watch was resumed (status.syncDue),
+// or when a person asked; a burst of notifications is one sync.
 func (r *Reconciler) sync(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
 	st := &obj.Status
 	note, notified := pendingNotification(obj)
 	interval := obj.Spec.BackupSyncInterval.Duration
-	if st.LastSyncTime != nil && !notified && !run.Requested && run.Now.Before(st.LastSyncTime.Add(interval)) {
+	if st.LastSyncTime != nil && !notified && !run.Requested && !st.SyncDue && run.Now.Before(st.LastSyncTime.Add(interval)) {
 		run.RequeueAt(st.LastSyncTime.Add(interval))
 		return runner.Continue()
 	}
@@ -93,6 +92,7 @@ func (r *Reconciler) sync(ctx context.Context, obj *v1alpha1.CalendarWatch, run 
 		st.LastFullSyncTime = &now
 	}
 	st.Syncs++
+	st.SyncDue = false
 	if notified {
 		st.LastNotification = &v1alpha1.NotificationStatus{ChannelID: note.ChannelID, MessageNumber: note.MessageNumber, ResourceState: note.State, ReceivedAt: &now}
 		st.Notifications++
@@ -230,7 +230,7 @@ func (r *Reconciler) deleteAppointments(ctx context.Context, obj *v1alpha1.Calen
 	deleted := map[string]string{} // event id → appointment name
 	if sink.Objects != nil {
 		var err error
-		if deleted, err = r.deleteObjects(ctx, obj, res); err != nil {
+		if deleted, err = r.deleteObjects(ctx, obj, run, res); err != nil {
 			return err
 		}
 	}
@@ -242,20 +242,27 @@ func (r *Reconciler) deleteAppointments(ctx context.Context, obj *v1alpha1.Calen
 	return nil
 }
 
-func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWatch, res changes) (map[string]string, error) {
+func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, res changes) (map[string]string, error) {
 	sink := obj.Spec.Sink.Objects
 	gvk := schema.FromAPIVersionAndKind(sink.APIVersion, sink.Kind)
 	label := sink.EventIDLabel
 	if label == "" {
 		label = v1alpha1.DefaultEventIDLabel
 	}
-	cancelled := make(map[string]bool, len(res.cancelled))
+	// Label values: each cancelled (and, after a 410, each live) id as it
+	// is when it fits in a label value, and hashed (EventIDLabelValue).
+	cancelled := make(map[string]bool, 2*len(res.cancelled))
+	eventOf := make(map[string]string, 2*len(res.cancelled)) // label value → event id
 	for _, id := range res.cancelled {
-		if len(validation.IsValidLabelValue(id)) > 0 {
-			log.FromContext(ctx).Info("cancelled event id cannot be a label value; no appointment can carry it", "eventID", id)
-			continue
+		labelForms(cancelled, id)
+		eventOf[id], eventOf[HashedEventID(id)] = id, id
+	}
+	var live map[string]bool
+	if res.reconcileGone {
+		live = make(map[string]bool, 2*len(res.live))
+		for id := range res.live {
+			labelForms(live, id)
 		}
-		cancelled[id] = true
 	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -265,21 +272,24 @@ func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWa
 	if err := r.APIReader.List(ctx, list, client.InNamespace(obj.Namespace), client.HasLabels{label}); err != nil {
 		return nil, r.sinkError("list", gvk, obj.Namespace, err)
 	}
-	deleted := map[string]string{}
+	deleted := map[string]string{} // event id (or label value) → appointment
+	matched := map[string]bool{}   // cancelled event ids some appointment carries
 	for i := range list.Items {
 		item := &list.Items[i]
-		id := item.Labels[label]
-		why := ""
+		value := item.Labels[label]
+		id, why := value, ""
 		switch {
-		case cancelled[id]:
-			why = "cancelled"
-		case instanceOf(id, cancelled):
+		case cancelled[value]:
+			id, why = eventOf[value], "cancelled"
+		case instanceOf(value, cancelled):
 			why = "its recurring event was cancelled"
-		case res.reconcileGone && !res.live[id] && !instanceOf(id, res.live):
+			matched[eventOf[value[:strings.LastIndexByte(value, '_')]]] = true
+		case res.reconcileGone && !live[value] && !instanceOf(value, live):
 			why = "no longer in the calendar (found by the full sync after a 410)"
 		default:
 			continue
 		}
+		matched[id] = true
 		item.SetGroupVersionKind(gvk)
 		err := r.Delete(ctx, item, client.Preconditions{UID: &item.UID})
 		switch {
@@ -294,12 +304,38 @@ func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWa
 		r.recordDeletion(obj, &corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name, UID: item.UID}, id, why)
 	}
 	for _, id := range res.cancelled {
-		if _, ok := deleted[id]; !ok {
+		switch {
+		case matched[id]:
+		case EventIDLabelValue(id) != id:
+			// An id no label can hold as it is: the appointment must carry
+			// its hash, and none does. Said where a person looks, since a
+			// booking system that stored the id itself (truncated, or
+			// refused by the API server) would otherwise never learn why.
+			r.recordUnmatched(obj, run, id)
+		default:
 			// Seed 002 "Appointment Not Found": log the id, go on.
 			log.FromContext(ctx).V(1).Info("no appointment for cancelled event", "eventID", id)
 		}
 	}
 	return deleted, nil
+}
+
+// recordUnmatched lists a cancelled event whose id needs the hashed label
+// value and that no appointment carries, in status and a Warning Event.
+func (r *Reconciler) recordUnmatched(obj *v1alpha1.CalendarWatch, run *runner.Run, id string) {
+	st := &obj.Status
+	value := EventIDLabelValue(id)
+	st.UnmatchedEvents = append([]v1alpha1.UnmatchedEvent{{EventID: id, LabelValue: value, At: metav1.NewTime(run.Now)}}, st.UnmatchedEvents...)
+	if len(st.UnmatchedEvents) > recentIDs {
+		st.UnmatchedEvents = st.UnmatchedEvents[:recentIDs]
+	}
+	label := obj.Spec.Sink.Objects.EventIDLabel
+	if label == "" {
+		label = v1alpha1.DefaultEventIDLabel
+	}
+	r.event(obj, nil, corev1.EventTypeWarning, "AppointmentNotMatched", "GoogleCalendarSync",
+		fmt.Sprintf("event %s was cancelled, but no %s carries %s=%s (its id is too long for a label value, so the appointment must carry this hash of it; see status.unmatchedEvents)",
+			noteID(id), obj.Spec.Sink.Objects.Kind, label, value))
 }
 
 // instanceOf reports whether id is an instance of a recurring event in
@@ -318,7 +354,7 @@ func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *corev1.Ob
 		st.RecentlyDeletedEventIDs = st.RecentlyDeletedEventIDs[:recentIDs]
 	}
 	r.event(obj, appt, corev1.EventTypeNormal, "AppointmentDeleted", "GoogleCalendarSync",
-		fmt.Sprintf("source=%s: deleted %s %s for event %s (%s)", SyncSource, appt.Kind, appt.Name, eventID, why))
+		fmt.Sprintf("source=%s: deleted %s %s for event %s (%s)", SyncSource, appt.Kind, appt.Name, noteID(eventID), why))
 }
 
 func (r *Reconciler) sinkError(verb string, gvk schema.GroupVersionKind, ns string, err error) error {
