@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
@@ -89,17 +88,7 @@ func (l *laggingWebhook) freeze(w *v1alpha1.CalendarWatch) {
 // push posts a notification to the lagging server.
 func (l *laggingWebhook) push(t *testing.T, h http.Header) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, l.url+gcalendar.PushPath, http.NoBody)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode
+	return pushTo(t, l.url, h)
 }
 
 // A push whose number is below the recorded one, judged by a cache that

@@ -161,7 +161,13 @@ func pushHeaders(channel, token, state string, num int64) http.Header {
 // status.
 func push(t *testing.T, h http.Header) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, hookURL+gcalendar.PushPath, http.NoBody)
+	return pushTo(t, hookURL, h)
+}
+
+// pushTo is push to the webhook server at base.
+func pushTo(t *testing.T, base string, h http.Header) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+gcalendar.PushPath, http.NoBody)
 	if err != nil {
 		t.Fatal(err)
 	}
