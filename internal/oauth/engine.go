@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -52,6 +53,11 @@ type Engine struct {
 	Identity string
 	// LockTTL is how long a refresh lock holds (DefaultLockTTL when zero).
 	LockTTL time.Duration
+	// Limits remembers the providers' rate limits, so that no token call
+	// is sent into one (a memory of the engine's own when nil).
+	Limits *RateLimits
+
+	limitsOnce sync.Once
 
 	flights singleflight.Group
 	// beforeCall runs just before a refresh call (tests use it to play a
@@ -60,6 +66,26 @@ type Engine struct {
 	// onLockWait runs each time a refresh waits for another writer's lock
 	// (tests use it to know a second replica is waiting).
 	onLockWait func()
+}
+
+// limitWait is how long p's token endpoint must not be called (0 for a
+// provider whose limits are not remembered).
+func (e *Engine) limitWait(p Provider) time.Duration {
+	if !p.RememberRateLimits {
+		return 0
+	}
+	return e.RateLimits().Wait(p.TokenUpstream, p.TokenPath)
+}
+
+// RateLimits is the rate-limit memory of the engine's token calls, which
+// other calls to the same provider (Discord's GET /users/@me) share.
+func (e *Engine) RateLimits() *RateLimits {
+	e.limitsOnce.Do(func() {
+		if e.Limits == nil {
+			e.Limits = &RateLimits{Clock: e.Clock}
+		}
+	})
+	return e.Limits
 }
 
 func (e *Engine) now() time.Time {
@@ -108,6 +134,11 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 	}
 	if !force && st.AccessToken != "" && !e.Due(st.Token, margin) {
 		return st.Token, nil // refreshed by the flight before ours
+	}
+	// A limit the provider set is waited out, not hit again: no lock is
+	// taken, no request sent.
+	if wait := e.limitWait(p); wait > 0 {
+		return Token{}, fmt.Errorf("refresh %s grant in Secret %s: %w", p.Name, tokenKey, RateLimited(p.TokenUpstream, p.TokenPath, wait, false))
 	}
 	holder := e.newHolder()
 	st, fresh, err := e.acquire(ctx, tokenKey, st, holder, margin, force)
@@ -174,6 +205,10 @@ func (e *Engine) Exchange(ctx context.Context, p Provider, creds ClientCredentia
 	params := map[string]string{"grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI}
 	if verifier != "" {
 		params["code_verifier"] = verifier
+	}
+	if wait := e.limitWait(p); wait > 0 {
+		// Not sent: the code stays unspent for a retry after the limit.
+		return Token{}, fmt.Errorf("exchange %s code: %w", p.Name, RateLimited(p.TokenUpstream, p.TokenPath, wait, false))
 	}
 	resp, err := e.call(ctx, p, creds, params)
 	if errors.Is(err, errInvalidGrant) {
@@ -287,8 +322,15 @@ func (e *Engine) call(ctx context.Context, p Provider, creds ClientCredentials, 
 		Upstream: p.TokenUpstream, Method: http.MethodPost, Path: p.TokenPath, Body: bytes.NewReader(body),
 		Header: http.Header{"Content-Type": {contentType}, "Accept": {"application/json"}, "Authorization": {"Basic " + basic}},
 	})
+	if oe, ok := outbound.Classify(err); ok && oe.Status == http.StatusTooManyRequests && p.RememberRateLimits {
+		wait := e.RateLimits().Observe(p.TokenUpstream, p.TokenPath, oe.Status, oe.Header, oe.Body)
+		return tokenResponse{}, RateLimited(p.TokenUpstream, p.TokenPath, wait, true)
+	}
 	if err != nil {
 		return tokenResponse{}, classify(err)
+	}
+	if p.RememberRateLimits {
+		e.RateLimits().Observe(p.TokenUpstream, p.TokenPath, resp.Status, resp.Header, nil)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(resp.Body, &raw); err != nil {
@@ -318,17 +360,40 @@ func classify(err error) error {
 	if !ok {
 		return err
 	}
-	var body struct {
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(oe.Body, &body)
-	switch {
-	case oe.Status == http.StatusUnauthorized || body.Error == "invalid_client":
+	switch code := tokenErrorCode(oe.Body); {
+	case oe.Status == http.StatusUnauthorized || code == "invalid_client":
 		return fmt.Errorf("%w (%s)", ErrReauthRequired, oe.Reason)
-	case body.Error == "invalid_grant":
+	case code == "invalid_grant":
 		return errInvalidGrant
 	}
 	return err
+}
+
+// tokenErrorCode reads the error code of a token endpoint's refusal in
+// either shape a provider answers: RFC 6749 §5.2's {"error":
+// "invalid_grant", "error_description": ...}, or Notion's error object
+// {"object": "error", "status": 400, "code": "invalid_grant", "message":
+// ...}, which https://developers.notion.com/reference/status-codes lists
+// for the token endpoint. "" when the body says neither.
+func tokenErrorCode(body []byte) string {
+	var e struct {
+		Error  any    `json:"error"`
+		Object string `json:"object"`
+		Code   any    `json:"code"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	if s, ok := e.Error.(string); ok && s != "" {
+		return s
+	}
+	// Discord's own errors carry a numeric code ({"message": "401:
+	// Unauthorized", "code": 0}); only Notion's error object names the
+	// OAuth error in "code".
+	if s, ok := e.Code.(string); ok && e.Object == "error" {
+		return s
+	}
+	return ""
 }
 
 // callOAuth2 makes the token call through golang.org/x/oauth2 (Google),
@@ -364,10 +429,15 @@ func (e *Engine) callOAuth2(ctx context.Context, p Provider, creds ClientCredent
 		if errors.As(err, &re) && re.Response != nil {
 			switch {
 			case re.Response.StatusCode == http.StatusTooManyRequests:
-				// Throttled: transient, with the wait the endpoint asked for;
-				// the controller requeues on its schedule (no in-place loop).
+				// Throttled: transient, with the wait the endpoint asked for
+				// (remembered for a provider that wants it); the controller
+				// requeues on its schedule (no in-place loop).
+				wait := outbound.ParseRetryAfter(re.Response.Header.Get("Retry-After"), e.now())
+				if p.RememberRateLimits {
+					wait = e.RateLimits().Observe(p.TokenUpstream, p.TokenPath, re.Response.StatusCode, re.Response.Header, re.Body)
+				}
 				return tokenResponse{}, &outbound.Error{Upstream: p.TokenUpstream, Class: outbound.Transient, Status: http.StatusTooManyRequests,
-					Reason: "HTTP 429 from the token endpoint", RetryAfter: outbound.ParseRetryAfter(re.Response.Header.Get("Retry-After"), e.now())}
+					Reason: "HTTP 429 from the token endpoint", RetryAfter: wait}
 			case re.Response.StatusCode == http.StatusUnauthorized || re.ErrorCode == "invalid_client":
 				return tokenResponse{}, fmt.Errorf("%w (%s: HTTP %d %s)", ErrReauthRequired, p.Name, re.Response.StatusCode, re.ErrorCode)
 			case re.ErrorCode == "invalid_grant":

@@ -203,6 +203,27 @@ func TestInvalidGrantAloneNeedsReauthAndKeepsTheSecret(t *testing.T) {
 	}
 }
 
+// Notion refuses a grant in its own error object ({"object": "error",
+// "code": "invalid_grant"}, developers.notion.com/reference/status-codes)
+// and, as integrators report, in RFC 6749's {"error": "invalid_grant"}:
+// either is a grant to connect again, for a refresh and for a code.
+func TestInvalidGrantInEitherShapeNeedsReauth(t *testing.T) {
+	defer notion.SetRFC6749Errors(false)
+	for name, rfc := range map[string]bool{"in Notion's error object": false, "in RFC 6749's shape": true} {
+		t.Run(name, func(t *testing.T) {
+			notion.SetRFC6749Errors(rfc)
+			f := newFixture(t, "notion-client", "notion-secret", oauth.Token{RefreshToken: "nrt_revoked", AccessToken: "ntn_kept"})
+			if _, err := f.engine.Ensure(context.Background(), oauth.Notion, f.clientKey, f.tokenKey, time.Hour, true); !errors.Is(err, oauth.ErrReauthRequired) {
+				t.Fatalf("refresh: got %v, want ErrReauthRequired", err)
+			}
+			creds := oauth.ClientCredentials{ID: "notion-client", Secret: "notion-secret"}
+			if _, err := f.engine.Exchange(context.Background(), oauth.Notion, creds, "no-such-code", "https://hooks.example.com/cb", ""); !errors.Is(err, oauth.ErrReauthRequired) {
+				t.Fatalf("exchange: got %v, want ErrReauthRequired", err)
+			}
+		})
+	}
+}
+
 func TestUnauthorizedClientNeedsReauth(t *testing.T) {
 	box.ResetCalls()
 	rt := notion.IssueRefreshToken("notion-client", ws)

@@ -78,6 +78,11 @@ type Provider struct {
 	// alone).
 	RevokePath       string
 	RevokeWithClient bool
+	// RememberRateLimits keeps a 429's wait (Engine.RateLimits) and sends
+	// no token call until it has passed, for a provider that punishes
+	// requests made into a limit (Discord). Other providers' 429s are left
+	// to the callers' requeues.
+	RememberRateLimits bool
 }
 
 // The providers. Discord shows that a further provider is configuration:
@@ -129,6 +134,10 @@ var (
 		// token and token_type_hint, client credentials by Basic auth.
 		RevokePath:       "/api/oauth2/token/revoke",
 		RevokeWithClient: true,
+		// https://discord.com/developers/docs/topics/rate-limits: "not
+		// making requests on exhausted buckets until after they have
+		// reset"; repeated 429s get the client banned.
+		RememberRateLimits: true,
 	}
 )
 

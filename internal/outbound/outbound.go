@@ -82,7 +82,11 @@ type Error struct {
 	// Body is the start of a non-2xx answer, for callers that parse error
 	// bodies (at most 4 KiB).
 	Body []byte
-	Err  error
+	// Header is the answer's header, for callers that read a provider's
+	// own rate-limit headers (Discord's X-RateLimit-Bucket). Nil when
+	// there was no answer.
+	Header http.Header
+	Err    error
 }
 
 func (e *Error) Error() string { return string(e.Upstream) + ": " + e.Reason }
@@ -367,7 +371,7 @@ func shortTransportReason(err error) string {
 }
 
 func statusError(u upstream.Name, resp *http.Response, body []byte) *Error {
-	e := &Error{Upstream: u, Status: resp.StatusCode, Body: body,
+	e := &Error{Upstream: u, Status: resp.StatusCode, Body: body, Header: resp.Header,
 		Reason: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:

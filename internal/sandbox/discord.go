@@ -18,9 +18,11 @@ package sandbox
 
 import (
 	"crypto/subtle"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +66,18 @@ type DiscordUser struct {
 //     (discord/discord-api-docs#5942: reusing it is invalid_grant;
 //     member-gentei/member-gentei#18 quotes the description).
 //   - Tokens live 604800 s (the documented access token response).
+//   - Rate limits (Throttle): a throttled route answers 429 until its
+//     bucket resets, with the JSON body {"message", "retry_after" (float
+//     seconds), "global"} and Retry-After in whole seconds; GET
+//     /users/@me also sends X-RateLimit-Limit, -Remaining, -Reset,
+//     -Reset-After, -Bucket and -Scope, or X-RateLimit-Global with the
+//     global limit (https://discord.com/developers/docs/topics/rate-limits,
+//     "Exceeding A Rate Limit"). The token endpoint sends no X-RateLimit-*
+//     headers ("Discord doesn't include the rate limit information headers
+//     on the /oauth2/token route", breqdev/flask-discord-interactions#91).
+//     Every request during the limit is answered 429 again, and counted
+//     (RateLimited): Discord bans clients that keep making them ("Invalid
+//     Request Limit", same page).
 type Discord struct {
 	// AccessTokenLifetime is the expires_in of new tokens (Discord: 7 days).
 	AccessTokenLifetime time.Duration
@@ -78,6 +92,69 @@ type Discord struct {
 	refresh map[string]discordGrant
 	access  map[string]discordAccess
 	consent DiscordUser
+	limits  map[string]discordLimit // route name → its limit
+	limited int                     // 429s answered
+}
+
+// discordLimit is a throttled route's bucket.
+type discordLimit struct {
+	bucket string
+	until  time.Time
+	global bool
+}
+
+// Throttle makes a route (DiscordToken, DiscordUsersMe) answer 429 for
+// the next d, as its bucket would once exhausted; global says it is the
+// global limit.
+func (d *Discord) Throttle(route string, wait time.Duration, global bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.limits[route] = discordLimit{bucket: "b" + randomToken(8), until: d.now().Add(wait), global: global}
+}
+
+// RateLimited is how many requests were answered 429.
+func (d *Discord) RateLimited() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.limited
+}
+
+// throttled answers 429 when route's bucket is exhausted; d.mu is not
+// held.
+func (d *Discord) throttled(w http.ResponseWriter, route string) bool {
+	d.mu.Lock()
+	l, ok := d.limits[route]
+	now := d.now()
+	if ok && !now.Before(l.until) {
+		delete(d.limits, route)
+		ok = false
+	}
+	if ok {
+		d.limited++
+	}
+	d.mu.Unlock()
+	if !ok {
+		return false
+	}
+	left := l.until.Sub(now).Seconds()
+	h := w.Header()
+	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(left))))
+	if route != DiscordToken {
+		if l.global {
+			h.Set("X-RateLimit-Global", "true")
+			h.Set("X-RateLimit-Scope", "global")
+		} else {
+			h.Set("X-RateLimit-Limit", "5")
+			h.Set("X-RateLimit-Remaining", "0")
+			h.Set("X-RateLimit-Reset", strconv.FormatFloat(float64(l.until.UnixMilli())/1000, 'f', 3, 64))
+			h.Set("X-RateLimit-Reset-After", strconv.FormatFloat(left, 'f', 3, 64))
+			h.Set("X-RateLimit-Bucket", l.bucket)
+			h.Set("X-RateLimit-Scope", "user")
+		}
+	}
+	writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "You are being rate limited.",
+		"retry_after": math.Round(left*1000) / 1000, "global": l.global})
+	return true
 }
 
 type discordGrant struct {
@@ -100,7 +177,7 @@ type discordAccess struct {
 func NewDiscord() *Discord {
 	return &Discord{AccessTokenLifetime: 604800 * time.Second, CodeLifetime: 100 * time.Second,
 		clients: map[string]string{}, codes: map[string]discordCode{},
-		refresh: map[string]discordGrant{}, access: map[string]discordAccess{}}
+		refresh: map[string]discordGrant{}, access: map[string]discordAccess{}, limits: map[string]discordLimit{}}
 }
 
 // Upstream implements Emulator.
@@ -188,6 +265,11 @@ func discordError(w http.ResponseWriter, status int, code, description string) {
 }
 
 func (d *Discord) token(w http.ResponseWriter, r *http.Request) {
+	// Throttled before anything is read: a code sent during the limit is
+	// not spent.
+	if d.throttled(w, DiscordToken) {
+		return
+	}
 	// Without a form body the grant type cannot be read: a JSON body is
 	// refused the same way as a missing grant_type.
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
@@ -253,6 +335,9 @@ func (d *Discord) issue(w http.ResponseWriter, g discordGrant) {
 // user of a Bearer token. Discord's unauthorized body is
 // {"message": "401: Unauthorized", "code": 0}.
 func (d *Discord) usersMe(w http.ResponseWriter, r *http.Request) {
+	if d.throttled(w, DiscordUsersMe) {
+		return
+	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	d.mu.Lock()
 	a, known := d.access[tok]

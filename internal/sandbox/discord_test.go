@@ -195,3 +195,49 @@ func TestDiscordRefusals(t *testing.T) {
 		}
 	})
 }
+
+// A throttled route answers Discord's 429: retry_after in float seconds,
+// Retry-After in whole seconds, the bucket headers on the API route and
+// none on the token endpoint; after the reset it answers again.
+func TestDiscordRateLimitsAnswer429UntilTheyReset(t *testing.T) {
+	now := time.Now()
+	_, d, _, base := newDiscordAt(t, func() time.Time { return now })
+	d.Throttle(sandbox.DiscordUsersMe, 1500*time.Millisecond, false)
+	d.Throttle(sandbox.DiscordToken, 2*time.Second, true)
+	for _, c := range []struct {
+		method, path string
+		bucket       bool
+	}{{http.MethodGet, "/discord/api/users/@me", true}, {http.MethodPost, "/discord/api/oauth2/token", false}} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader("grant_type=refresh_token"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			RetryAfter float64 `json:"retry_after"`
+			Global     bool    `json:"global"`
+			Message    string  `json:"message"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || body.RetryAfter <= 0 || body.Message == "" || resp.Header.Get("Retry-After") != "2" {
+			t.Fatalf("%s: %d %+v Retry-After %q", c.path, resp.StatusCode, body, resp.Header.Get("Retry-After"))
+		}
+		if got := resp.Header.Get("X-RateLimit-Bucket") != ""; got != c.bucket || (c.bucket && resp.Header.Get("X-RateLimit-Reset-After") != "1.500") {
+			t.Fatalf("%s: bucket headers %v", c.path, resp.Header)
+		}
+	}
+	if d.RateLimited() != 2 {
+		t.Fatalf("%d 429s counted", d.RateLimited())
+	}
+	now = now.Add(2 * time.Second)
+	resp, err := http.Get(base + "/discord/api/users/@me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized { // no token: past the limit, the route answers as usual
+		t.Fatalf("after the reset: %d", resp.StatusCode)
+	}
+}

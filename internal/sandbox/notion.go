@@ -49,8 +49,19 @@ type notionGrant struct {
 // §3.1.2, §3.7.3) rotates refresh tokens: every refresh answers a new
 // access token and a new refresh token, and the old refresh token is dead
 // from then on.
+//
+// A refused code or refresh token is 400 invalid_grant in Notion's own
+// error object, {"object": "error", "status": 400, "code":
+// "invalid_grant", "message": "Invalid code: this code has been
+// revoked."}: https://developers.notion.com/reference/status-codes lists
+// invalid_grant among the API's error codes, in the "code" and "message"
+// properties every Notion error has. Integrators also report RFC 6749's
+// {"error": "invalid_grant", "error_description": ...} from the same
+// endpoint (https://nango.dev/blog/notion-oauth-refresh-token-invalid-grant);
+// SetRFC6749Errors answers that shape instead.
 type Notion struct {
 	mu      sync.Mutex
+	rfcErrs bool
 	clients map[string]string // client_id → client_secret
 	codes   map[string]notionCode
 	refresh map[string]notionGrant
@@ -158,8 +169,24 @@ func (n *Notion) ValidAccessToken(tok string) bool {
 	return ok
 }
 
-func notionOAuthError(w http.ResponseWriter, status int, code, description string) {
-	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+// SetRFC6749Errors makes the token endpoint answer its refusals in RFC
+// 6749 §5.2's shape ({"error", "error_description"}) rather than Notion's
+// error object.
+func (n *Notion) SetRFC6749Errors(on bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.rfcErrs = on
+}
+
+// oauthError answers a token endpoint refusal: Notion's error object
+// (status-codes reference), or RFC 6749 §5.2's shape. n.mu is held.
+func (n *Notion) oauthError(w http.ResponseWriter, status int, code, message string) {
+	if n.rfcErrs {
+		writeJSON(w, status, map[string]string{"error": code, "error_description": message})
+		return
+	}
+	writeJSON(w, status, map[string]any{"object": "error", "status": status, "code": code, "message": message,
+		"request_id": randomToken(8)})
 }
 
 func (n *Notion) token(w http.ResponseWriter, r *http.Request) {
@@ -167,7 +194,7 @@ func (n *Notion) token(w http.ResponseWriter, r *http.Request) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if want, known := n.clients[id]; !ok || !known || subtle.ConstantTimeCompare([]byte(secret), []byte(want)) != 1 {
-		notionOAuthError(w, http.StatusUnauthorized, "invalid_client", "Client authentication failed.")
+		n.oauthError(w, http.StatusUnauthorized, "invalid_client", "Client authentication failed.")
 		return
 	}
 	var body struct {
@@ -177,7 +204,7 @@ func (n *Notion) token(w http.ResponseWriter, r *http.Request) {
 		RefreshToken string `json:"refresh_token"`
 	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil {
-		notionOAuthError(w, http.StatusBadRequest, "invalid_request", "Request body must be JSON.")
+		n.oauthError(w, http.StatusBadRequest, "invalid_request", "Request body must be JSON.")
 		return
 	}
 	var g notionGrant
@@ -186,20 +213,20 @@ func (n *Notion) token(w http.ResponseWriter, r *http.Request) {
 		c, ok := n.codes[body.Code]
 		delete(n.codes, body.Code) // usable once
 		if !ok || c.grant.clientID != id || c.redirectURI != body.RedirectURI {
-			notionOAuthError(w, http.StatusBadRequest, "invalid_grant", "Invalid code.")
+			n.oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid code: this code has been revoked.")
 			return
 		}
 		g = c.grant
 	case "refresh_token":
 		old, ok := n.refresh[body.RefreshToken]
 		if !ok || old.clientID != id {
-			notionOAuthError(w, http.StatusBadRequest, "invalid_grant", "Invalid refresh token.")
+			n.oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid refresh token: this token has been revoked.")
 			return
 		}
 		delete(n.refresh, body.RefreshToken) // rotation: the old one is dead
 		g = old
 	default:
-		notionOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Unsupported grant_type.")
+		n.oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "Unsupported grant_type.")
 		return
 	}
 	access, refresh := "ntn_"+randomToken(46), "nrt_"+randomToken(40)

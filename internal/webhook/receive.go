@@ -161,7 +161,7 @@ func resolve(d Deps) HandlerFunc {
 			case errors.Is(err, session.ErrNoSession):
 				return StartSignIn(w, r, d, Claim{Namespace: link.Namespace, Name: link.Name, UID: link.UID, Short: short})
 			case err != nil:
-				return Unavailable(DefaultRetryAfter, "cannot read your session; retry later").WithCause(err)
+				return SessionUnavailable(err)
 			case sess.UserID != want:
 				return Errorf(http.StatusForbidden, "this link is for another Discord user")
 			}

@@ -26,6 +26,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +59,9 @@ const (
 	// token of the link the person is signing in for, so the callback can
 	// send them back to it. It is sent only to the callback.
 	claimCookie = "sb_claim"
+	// BrowserCookie binds the sign-ins a browser starts to it (RFC 9700
+	// §4.7.1): a random id whose digest each of its states keeps.
+	BrowserCookie = "sb_browser"
 )
 
 // SignInTarget is the Target of a sign-in's OAuth state: no OAuth target
@@ -129,6 +134,18 @@ func (d Deps) CurrentSession(r *http.Request) (session.Session, error) {
 	return d.SignIn.Sessions.Get(r.Context(), c.Value)
 }
 
+// SessionUnavailable is the answer to a session that could not be read
+// (CurrentSession's errors other than ErrNoSession and
+// ErrSignInNotConfigured): 503, with Retry-After the rest of Discord's
+// rate limit when one holds the session's refresh back, else
+// DefaultRetryAfter.
+func SessionUnavailable(err error) *Error {
+	if wait, ok := oauth.IsRateLimited(err); ok {
+		return Unavailable(wait, "Discord is limiting requests; retry in %d seconds", retryAfterSeconds(wait)).WithCause(err)
+	}
+	return Unavailable(DefaultRetryAfter, "cannot read your session; retry later").WithCause(err)
+}
+
 // StartSignIn answers with a 302 to Discord's authorize URL: PKCE S256, a
 // state bound to the claim (valid 10 minutes, usable once), and a claim
 // cookie so that the callback can return to /r/{short}. When it returns an
@@ -147,13 +164,30 @@ func StartSignIn(w http.ResponseWriter, r *http.Request, d Deps, c Claim) error 
 		return Errorf(http.StatusInternalServerError, "Discord sign-in is not configured correctly; ask the operator").WithCause(err)
 	}
 	verifier := pkceVerifier(p)
-	state, err := d.oauthStates().Create(ctx, oauth.State{Target: SignInTarget, Namespace: c.Namespace, Name: c.Name,
-		ResourceUID: c.UID, Verifier: verifier, ClaimDigest: claimDigest(c.Short)})
-	if err != nil {
+	browser := browserID(r)
+	if browser == "" {
+		browser = capability.Random(browserIDBytes)
+	}
+	state, err := d.signInStates().Create(ctx, oauth.State{Target: SignInTarget, Namespace: c.Namespace, Name: c.Name,
+		ResourceUID: c.UID, Verifier: verifier, ClaimDigest: claimDigest(c.Short), BrowserDigest: browserDigest(browser)})
+	var tooMany *oauth.TooManyStartsError
+	switch {
+	case errors.As(err, &tooMany):
+		e := Errorf(http.StatusTooManyRequests, "too many sign-ins for this link are in progress in other browsers; retry in %d seconds",
+			retryAfterSeconds(tooMany.RetryAfter))
+		e.RetryAfter = retryAfterSeconds(tooMany.RetryAfter)
+		return e
+	case err != nil:
 		return Unavailable(DefaultRetryAfter, "the sign-in could not be started; retry later").WithCause(err)
 	}
+	maxAge := int(oauth.StateTTL / time.Second)
+	// Set again at each start, so it lasts as long as the browser's newest
+	// state and no longer: it identifies a sign-in in progress, nothing
+	// more.
+	http.SetCookie(w, &http.Cookie{Name: BrowserCookie, Value: browser, Path: "/",
+		MaxAge: maxAge, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 	http.SetCookie(w, &http.Cookie{Name: claimCookie, Value: c.Short, Path: signInCallbackPath,
-		MaxAge: int(oauth.StateTTL / time.Second), HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+		MaxAge: maxAge, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 	privatePage(w)
 	http.Redirect(w, r, authorizeURL(d, p, d.signInRedirectURI(), creds.ID, state, verifier), http.StatusFound)
 	return nil
@@ -173,27 +207,59 @@ func signInCallback(d Deps) HandlerFunc {
 		}
 		ctx := r.Context()
 		q := r.URL.Query()
-		st, ok, err := consumeState(w, r, d, SignInTarget, signInWords)
+		s := d.SignIn.Sessions
+		p := s.ProviderOrDefault()
+		limits := s.Engine.RateLimits()
+		// A Discord limit known to hold is waited out before the state is
+		// touched: nothing is sent, nothing spent.
+		if wait := max(limits.Wait(p.TokenUpstream, p.TokenPath), limits.Wait(upstream.Discord, usersMePath)); wait > 0 && p.RememberRateLimits {
+			return discordBusy(w, wait)
+		}
+		states := d.signInStates()
+		st, ok, err := consumeState(w, r, states, browserDigestOf(r), SignInTarget, signInWords)
 		if !ok {
 			return err
 		}
-		s := d.SignIn.Sessions
-		creds, err := s.Engine.Store.LoadClient(ctx, s.ClientKey)
-		if err != nil {
-			return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The Discord client Secret is missing or incomplete.", err)
+		// A 429 puts the state back (with the grant, once there is one), so
+		// the same callback reloaded after the wait finishes the sign-in.
+		limited := func(err error, grant *oauth.Token) (bool, error) {
+			wait, ok := oauth.IsRateLimited(err)
+			if !ok {
+				return false, nil
+			}
+			st.Pending = grant
+			if rerr := states.Restore(ctx, q.Get("state"), st); rerr != nil {
+				return true, htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again",
+					"Discord is limiting sign-ins. Open your link again in a moment.", errors.Join(err, rerr))
+			}
+			return true, discordBusy(w, wait)
 		}
-		tok, err := s.Engine.Exchange(ctx, s.ProviderOrDefault(), creds, q.Get("code"), d.signInRedirectURI(), st.Verifier)
-		switch {
-		case errors.Is(err, oauth.ErrReauthRequired):
-			return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "Discord did not accept the code. Open your link again to sign in.")
-		case err != nil:
+		tok := st.Pending
+		if tok == nil {
+			creds, err := s.Engine.Store.LoadClient(ctx, s.ClientKey)
+			if err != nil {
+				return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The Discord client Secret is missing or incomplete.", err)
+			}
+			t, err := s.Engine.Exchange(ctx, p, creds, q.Get("code"), d.signInRedirectURI(), st.Verifier)
+			if done, herr := limited(err, nil); done {
+				return herr
+			}
+			switch {
+			case errors.Is(err, oauth.ErrReauthRequired):
+				return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "Discord did not accept the code. Open your link again to sign in.")
+			case err != nil:
+				return htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
+			}
+			tok = &t
+		}
+		u, err := discordUser(ctx, d.Outbound, limits, tok.AccessToken)
+		if done, herr := limited(err, tok); done {
+			return herr
+		}
+		if err != nil {
 			return htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
 		}
-		u, err := discordUser(ctx, d.Outbound, tok.AccessToken)
-		if err != nil {
-			return htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
-		}
-		sid, err := s.Create(ctx, u, tok)
+		sid, err := s.Create(ctx, u, *tok)
 		if err != nil {
 			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The session could not be saved. Open your link again.", err)
 		}
@@ -208,6 +274,49 @@ func signInCallback(d Deps) HandlerFunc {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		return signedInPage.Execute(w, u)
 	}
+}
+
+// browserIDBytes is a browser-binding id's entropy: 256 bits, so nobody
+// guesses another browser's and displaces its sign-ins.
+const browserIDBytes = 32
+
+// browserID is the browser-binding id the request carries, or "" when it
+// carries none that this server could have made.
+func browserID(r *http.Request) string {
+	c, err := r.Cookie(BrowserCookie)
+	if err != nil || !validBrowserID.MatchString(c.Value) {
+		return ""
+	}
+	return c.Value
+}
+
+// validBrowserID matches what capability.Random(browserIDBytes) hands out.
+var validBrowserID = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// browserDigest is what a state keeps of a browser-binding id: a digest
+// that fits a label value, so reading state Secrets yields no cookie.
+func browserDigest(id string) string {
+	sum := sha256.Sum256([]byte("sb_browser:" + id))
+	return hex.EncodeToString(sum[:16])
+}
+
+// browserDigestOf is the digest of the request's browser-binding id, or
+// "" without one.
+func browserDigestOf(r *http.Request) string {
+	if id := browserID(r); id != "" {
+		return browserDigest(id)
+	}
+	return ""
+}
+
+// signInStates are the OAuth states of sign-ins, on the session store's
+// clock.
+func (d Deps) signInStates() *oauth.States {
+	st := d.oauthStates()
+	if d.SignIn != nil {
+		st.Clock = d.SignIn.Sessions.Clock
+	}
+	return st
 }
 
 // sessionCookie carries the session id: HttpOnly (no script reads it),
@@ -237,15 +346,39 @@ func logout(d Deps) HandlerFunc {
 	}
 }
 
+// usersMePath is Discord's Get Current User.
+const usersMePath = "/api/users/@me"
+
+// discordBusy tells the person Discord is limiting requests and when to
+// reload: 503 with Retry-After, the sign-in kept.
+func discordBusy(w http.ResponseWriter, wait time.Duration) error {
+	secs := retryAfterSeconds(wait)
+	privatePage(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	return errorPage.Execute(w, map[string]any{"Title": "Discord is busy", "Status": http.StatusServiceUnavailable,
+		"Message": fmt.Sprintf("Discord is limiting sign-ins right now. Reload this page in %d seconds: your sign-in is kept.", secs)})
+}
+
 // discordUser reads the account of an access token: GET /users/@me
 // (discord-api-docs docs/resources/user, "Get Current User", which the
-// identify scope allows).
-func discordUser(ctx context.Context, out *outbound.Client, accessToken string) (session.User, error) {
-	resp, err := out.Do(ctx, outbound.Request{Upstream: upstream.Discord, Path: "/api/users/@me",
+// identify scope allows). A limit remembered in limits is waited out
+// without a request; a 429 is remembered there.
+func discordUser(ctx context.Context, out *outbound.Client, limits *oauth.RateLimits, accessToken string) (session.User, error) {
+	if wait := limits.Wait(upstream.Discord, usersMePath); wait > 0 {
+		return session.User{}, fmt.Errorf("read the Discord user: %w", oauth.RateLimited(upstream.Discord, usersMePath, wait, false))
+	}
+	resp, err := out.Do(ctx, outbound.Request{Upstream: upstream.Discord, Path: usersMePath,
 		Header: http.Header{"Authorization": {"Bearer " + accessToken}, "Accept": {"application/json"}}})
+	if oe, ok := outbound.Classify(err); ok && oe.Status == http.StatusTooManyRequests {
+		wait := limits.Observe(upstream.Discord, usersMePath, oe.Status, oe.Header, oe.Body)
+		return session.User{}, fmt.Errorf("read the Discord user: %w", oauth.RateLimited(upstream.Discord, usersMePath, wait, true))
+	}
 	if err != nil {
 		return session.User{}, fmt.Errorf("read the Discord user: %w", err)
 	}
+	limits.Observe(upstream.Discord, usersMePath, resp.Status, resp.Header, nil)
 	var me struct {
 		ID       string  `json:"id"`
 		Username string  `json:"username"`

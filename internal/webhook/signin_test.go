@@ -74,7 +74,7 @@ var claimRoutes = webhook.Family{Name: "test-claim", Routes: func(d webhook.Deps
 			case errors.Is(err, session.ErrNoSession):
 				return webhook.Errorf(http.StatusUnauthorized, "no session")
 			case err != nil:
-				return err
+				return webhook.SessionUnavailable(err)
 			}
 			webhook.WriteJSON(w, http.StatusOK, map[string]string{"id": s.UserID, "username": s.Username, "avatar": s.Avatar})
 			return nil
