@@ -101,6 +101,11 @@ const (
 	// ExpiredReason (ReceiveLink): the link is past its expiry; the blob and
 	// the short token are deleted.
 	ExpiredReason = "Expired"
+	// NeverLiveReason (ReceiveLink): the link expired before it was ever
+	// live (spec.expiresAt already past at creation, or never Ready before
+	// its expiry). It deleted nothing: the blob is kept unless
+	// spec.deleteBlobIfNeverLive says otherwise.
+	NeverLiveReason = "NeverLive"
 	// BlobNotFoundReason (ReceiveLink): the storage has no object at
 	// spec.blob; the link is not minted, and the controller looks again on
 	// a slow timer.

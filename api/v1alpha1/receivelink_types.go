@@ -39,7 +39,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.ttl) || !has(self.ttl) || self.ttl == oldSelf.ttl",message="ttl is immutable; set expiresAt on a new ReceiveLink to change when it expires"
 type ReceiveLinkSpec struct {
 	// Blob is the object-storage location of the shared file. It is
-	// deleted when the link expires.
+	// deleted when the link expires, if the link was ever live (see
+	// deleteBlobIfNeverLive).
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="blob is immutable; create a new ReceiveLink for another file"
 	// +required
 	Blob BlobLocation `json:"blob"`
@@ -78,10 +79,22 @@ type ReceiveLinkSpec struct {
 	// DeletionPolicy says what deleting the ReceiveLink before it expires
 	// does to the blob: Delete (the default) deletes it, as expiry would;
 	// Retain keeps it (as external-secrets' and Crossplane's deletion
-	// policies let a person choose). At expiry the blob is always deleted.
+	// policies let a person choose). At expiry the blob of a link that was
+	// live is always deleted. A link that was never live deletes its blob
+	// under neither policy unless deleteBlobIfNeverLive is set.
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// DeleteBlobIfNeverLive lets the link delete its blob at expiry (or
+	// when the link is deleted) even though it was never live: it never
+	// became Active, because spec.expiresAt was already past when it was
+	// created, or because it stayed Stalled (blob missing, keys invalid)
+	// until it expired. By default such a link deletes nothing: it expires
+	// with Ready=False reason NeverLive and the blob is kept, so a typo in
+	// spec.expiresAt cannot destroy a file nobody could download.
+	// +optional
+	DeleteBlobIfNeverLive bool `json:"deleteBlobIfNeverLive,omitempty"`
 
 	// Retention is how long an Expired link object is kept before it is
 	// deleted; until then its short link answers 410 Gone rather than 404.
@@ -173,7 +186,9 @@ type ReceiveLinkStatus struct {
 	// LastResolvedAt is when the link last resolved.
 	// +optional
 	LastResolvedAt *metav1.Time `json:"lastResolvedAt,omitempty"`
-	// BlobDeletedAt is when the blob was deleted after expiry.
+	// BlobDeletedAt is when the blob was deleted after expiry; unset for a
+	// link that expired without ever being live (Ready reason NeverLive),
+	// whose blob is kept.
 	// +optional
 	BlobDeletedAt *metav1.Time `json:"blobDeletedAt,omitempty"`
 }

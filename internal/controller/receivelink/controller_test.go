@@ -657,3 +657,87 @@ func TestTheSweepDeletesAMirrorNoLiveLinkUsesInTwoSweeps(t *testing.T) {
 		t.Error("the unused mirror is still there after two sweeps")
 	}
 }
+
+// Issue 18 item 14: a typo in spec.expiresAt (already past at creation)
+// must not destroy the file. A link that never served it deletes nothing,
+// at expiry, after its retention, or when a person deletes it; status says
+// why it is expired.
+func TestALinkThatWasNeverLiveKeepsItsBlob(t *testing.T) {
+	f := newFixture(t, nil)
+	t.Run("an expiresAt already past at creation expires the link and keeps the blob", func(t *testing.T) {
+		blobKey := f.upload(t, "typo.zip")
+		key := f.link(t, "typo", blobKey, func(l *v1alpha1.ReceiveLink) {
+			l.Spec.TTL = nil
+			l.Spec.ExpiresAt = &metav1.Time{Time: time.Now().Add(-24 * time.Hour).Truncate(time.Second)}
+			l.Spec.Retention = metav1.Duration{Duration: time.Hour}
+		})
+		f.reconcile(t, key)
+		l := get(t, key)
+		if !f.exists(t, blobKey) {
+			t.Fatal("the blob of a link that was never live was deleted")
+		}
+		ready := condition(l, v1alpha1.ReadyCondition)
+		if l.Status.Phase != v1alpha1.LinkExpired || l.Status.BlobDeletedAt != nil || ready.Status != metav1.ConditionFalse ||
+			ready.Reason != v1alpha1.NeverLiveReason || !strings.Contains(ready.Message, "already past") || !strings.Contains(ready.Message, "kept") {
+			t.Fatalf("status = %+v", l.Status)
+		}
+		if l.Status.ShareSecretName != "" {
+			t.Error("a link that expired before it was live was minted")
+		}
+		if ev := f.rec.With(v1alpha1.NeverLiveReason); len(ev) != 1 || !strings.HasPrefix(ev[0], corev1.EventTypeWarning) {
+			t.Errorf("NeverLive events = %v", f.rec.All())
+		}
+		// It is kept for its retention, counted from its creation (the
+		// expiry was already past then), so a person can read why; then
+		// the link goes and the blob stays.
+		f.clock.SetTime(l.CreationTimestamp.Add(30 * time.Minute))
+		if res := f.reconcile(t, key); res.RequeueAfter < 25*time.Minute || res.RequeueAfter > 35*time.Minute {
+			t.Errorf("requeue after %s, want the rest of the retention (30m)", res.RequeueAfter)
+		}
+		if get(t, key).Status.Phase != v1alpha1.LinkExpired || len(f.rec.With(v1alpha1.NeverLiveReason)) != 1 {
+			t.Fatal("a second reconcile changed the Expired status or sent a second Event")
+		}
+		f.clock.SetTime(l.CreationTimestamp.Add(2 * time.Hour))
+		f.reconcile(t, key)
+		f.reconcile(t, key)
+		if err := env.Client.Get(context.Background(), key, &v1alpha1.ReceiveLink{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("link after retention: %v", err)
+		}
+		if !f.exists(t, blobKey) {
+			t.Fatal("deleting the never-live link after its retention deleted the blob")
+		}
+	})
+	t.Run("deleteBlobIfNeverLive deletes it at expiry all the same", func(t *testing.T) {
+		blobKey := f.upload(t, "opt-in.zip")
+		key := f.link(t, "opt-in", blobKey, func(l *v1alpha1.ReceiveLink) {
+			l.Spec.TTL = nil
+			l.Spec.ExpiresAt = &metav1.Time{Time: time.Now().Add(-time.Hour).Truncate(time.Second)}
+			l.Spec.DeleteBlobIfNeverLive = true
+		})
+		f.reconcile(t, key)
+		l := get(t, key)
+		if f.exists(t, blobKey) || l.Status.BlobDeletedAt == nil || condition(l, v1alpha1.ReadyCondition).Reason != v1alpha1.ExpiredReason {
+			t.Fatalf("blob exists %v, status %+v", f.exists(t, blobKey), l.Status)
+		}
+	})
+	t.Run("deleting a link that never became live keeps the blob", func(t *testing.T) {
+		blobKey := f.upload(t, "stuck.zip")
+		key := f.link(t, "stuck", blobKey, func(l *v1alpha1.ReceiveLink) {
+			l.Spec.EncryptionKeySecretRef = &v1alpha1.SecretReference{Name: "no-such-keys"}
+		})
+		f.reconcile(t, key)
+		if c := condition(get(t, key), v1alpha1.StalledCondition); c.Reason != v1alpha1.KeysInvalidReason {
+			t.Fatalf("Stalled = %+v", c)
+		}
+		if err := env.Client.Delete(context.Background(), get(t, key)); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(t, key)
+		if err := env.Client.Get(context.Background(), key, &v1alpha1.ReceiveLink{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("link after delete: %v", err)
+		}
+		if !f.exists(t, blobKey) {
+			t.Fatal("deleting a link that was never live deleted its blob")
+		}
+	})
+}

@@ -64,6 +64,9 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 		run.RequeueAt(exp)
 		return runner.Continue()
 	}
+	if !mayDeleteBlob(l) {
+		return r.expireNeverLive(ctx, l, run, exp)
+	}
 	if l.Status.BlobDeletedAt == nil {
 		o, err := r.object(ctx, l)
 		if err != nil {
@@ -96,8 +99,15 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 	status.Remove(l, v1alpha1.ReconcilingCondition)
 	status.Remove(l, v1alpha1.StalledCondition)
 	l.Status.ObservedGeneration = l.Generation
+	return r.retire(ctx, l, run, exp)
+}
 
-	gone := exp.Add(l.Spec.Retention.Duration)
+// retire deletes an Expired link once its retention is over. Retention
+// counts from the expiry, or from the creation when the expiry was
+// already past then: whoever made that typo gets the whole retention to
+// read why the link expired.
+func (r *Reconciler) retire(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run, exp time.Time) runner.Outcome {
+	gone := latest(exp, l.CreationTimestamp.Time).Add(l.Spec.Retention.Duration)
 	if run.Now.Before(gone) {
 		return runner.Wait(gone.Sub(run.Now))
 	}
@@ -105,6 +115,64 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("delete the link after its retention: %w", err))
 	}
 	return runner.Done()
+}
+
+// wasLive reports whether the link ever served its file: it became
+// Active (minted and Ready) before it expired. A link whose blob was
+// deleted at expiry was live, or was allowed to act as if.
+func wasLive(l *v1alpha1.ReceiveLink) bool {
+	return l.Status.Phase == v1alpha1.LinkActive || l.Status.BlobDeletedAt != nil
+}
+
+// mayDeleteBlob reports whether the link may delete its blob (at expiry,
+// or on delete under deletionPolicy Delete): a link that was never live
+// deletes nothing unless spec.deleteBlobIfNeverLive says so (issue 18: a
+// typo in spec.expiresAt must not destroy a file nobody could download).
+func mayDeleteBlob(l *v1alpha1.ReceiveLink) bool {
+	return wasLive(l) || l.Spec.DeleteBlobIfNeverLive
+}
+
+// expireNeverLive expires a link that was never live without touching its
+// blob: status says why (Ready=False, NeverLive), one Warning Event says
+// so, and the link object goes after its retention as any Expired link
+// does. It holds no tokens: it was never minted, or minted without ever
+// being Ready; any short-token object goes with it.
+func (r *Reconciler) expireNeverLive(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run, exp time.Time) runner.Outcome {
+	if err := r.deleteTokenObjects(ctx, l); err != nil {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
+	}
+	if err := client.IgnoreNotFound(r.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: l.Namespace, Name: shareSecretName(l)}})); err != nil {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("delete the share Secret: %w", err))
+	}
+	why := fmt.Sprintf("it expired at %s before it was ever live", exp.UTC().Format(time.RFC3339))
+	switch {
+	case !exp.After(l.CreationTimestamp.Time):
+		why = fmt.Sprintf("spec.expiresAt %s was already past when the link was created (%s)",
+			exp.UTC().Format(time.RFC3339), l.CreationTimestamp.UTC().Format(time.RFC3339))
+	case status.Get(l, v1alpha1.StalledCondition) != nil && status.Get(l, v1alpha1.StalledCondition).Status == metav1.ConditionTrue:
+		why += fmt.Sprintf(" (it was Stalled: %s)", status.Get(l, v1alpha1.StalledCondition).Reason)
+	}
+	msg := fmt.Sprintf("%s; nothing was deleted: the blob s3://%s/%s is kept (set spec.deleteBlobIfNeverLive to delete it)",
+		why, l.Spec.Blob.Bucket, l.Spec.Blob.Key)
+	if l.Status.Phase != v1alpha1.LinkExpired {
+		l.Status.Phase = v1alpha1.LinkExpired
+		l.Status.ShareSecretName = ""
+		r.Recorder.Eventf(l, nil, corev1.EventTypeWarning, v1alpha1.NeverLiveReason, "Expire", "%s", msg)
+	}
+	if c := status.Get(l, v1alpha1.ReadyCondition); c == nil || c.Reason != v1alpha1.NeverLiveReason {
+		status.Set(l, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.NeverLiveReason, msg)
+	}
+	status.Remove(l, v1alpha1.ReconcilingCondition)
+	status.Remove(l, v1alpha1.StalledCondition)
+	l.Status.ObservedGeneration = l.Generation
+	return r.retire(ctx, l, run, exp)
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // blob checks the file exists before the link is minted or shown Ready.
@@ -399,10 +467,11 @@ func (r *Reconciler) ready(_ context.Context, l *v1alpha1.ReceiveLink, _ *runner
 }
 
 // release runs on delete: a live link's blob goes with it unless the
-// deletion policy is Retain; its short-token objects go in every case (the
+// deletion policy is Retain (a link that was never live keeps it, unless
+// spec.deleteBlobIfNeverLive); its short-token objects go in every case (the
 // share Secret is the garbage collector's: the link owns it).
 func (r *Reconciler) release(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runner.Run) runner.Outcome {
-	if l.Status.BlobDeletedAt == nil && l.Spec.DeletionPolicy != v1alpha1.DeletionPolicyRetain {
+	if l.Status.BlobDeletedAt == nil && l.Spec.DeletionPolicy != v1alpha1.DeletionPolicyRetain && mayDeleteBlob(l) {
 		o, err := r.object(ctx, l)
 		if err != nil {
 			return r.storageFailed(err, "read the storage credentials to delete the blob")
