@@ -136,6 +136,14 @@ type OAuthConnectStatus struct {
 	// +optional
 	ConnectTokenHash string `json:"connectTokenHash,omitempty"`
 
+	// ConnectExpiresAt is when the connect link stops starting a flow: an
+	// hour after it was minted. It carries its token in the query string,
+	// so it may land in access logs; it works once, and only until then.
+	// Ten minutes later (a flow begun before the expiry can still finish)
+	// the operator mints a new one: read the Secret again.
+	// +optional
+	ConnectExpiresAt *metav1.Time `json:"connectExpiresAt,omitempty"`
+
 	// ClientID is the OAuth client's public identifier (key `client_id` of
 	// the client Secret), which the consent page's URL carries anyway. It
 	// is read again whenever the connect link is minted anew, or with the

@@ -23,6 +23,7 @@ import (
 	"maps"
 	"net/url"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,11 +43,26 @@ const (
 	// ConnectURLKey holds the whole connect link, for a person to open
 	// (only when the manager knows the webhook's public URL).
 	ConnectURLKey = "url"
+	// ConnectExpiresKey holds when the link stops starting a flow
+	// (RFC 3339).
+	ConnectExpiresKey = "expires_at"
+	// ConnectPreviousKey and ConnectPreviousUntilKey hold the hex SHA-256
+	// of the link an expiry replaced, and until when a flow it started may
+	// still hand its code over (StateTTL after that expiry).
+	ConnectPreviousKey      = "previous_token_sha256"
+	ConnectPreviousUntilKey = "previous_until"
 )
 
 // ConnectTargetLabel, on a connect Secret, names the OAuth target (the
 // route's {target}) it opens.
 const ConnectTargetLabel = "switchboard.dev/oauth-connect"
+
+// ConnectTTL is how long a connect link starts a flow. The link carries
+// its token in the query string, so it can land in an ingress's access
+// log: it works once, and only for this long. The manager mints the next
+// one when it expires; a flow the old one started just before may still
+// finish (ConnectPreviousKey).
+const ConnectTTL = time.Hour
 
 // connectTokenBytes is the connect token's entropy: 256 bits.
 const connectTokenBytes = 32
@@ -80,6 +96,14 @@ type ConnectLink struct {
 	Token string
 	// Minted is set when this call wrote a new token.
 	Minted bool
+	// Expires is when the link stops starting a flow (ConnectTTL after it
+	// was minted) and the next reconcile mints a new one.
+	Expires time.Time
+
+	// previousHash and previousUntil are the expired link's, whose flows
+	// may still finish.
+	previousHash  string
+	previousUntil time.Time
 }
 
 // EnsureConnectSecret makes sure owner has its connect Secret: a random
@@ -91,36 +115,63 @@ type ConnectLink struct {
 // reconcile mints a new token.
 //
 // An existing Secret is kept as it is unless its link is stale (publicURL
-// changed) or its token is missing; one that owner does not control is
+// changed), its token is missing, or it has expired (ConnectTTL after it
+// was minted, as of now): then a new token is minted, and the expired
+// one's hash is kept for StateTTL so that a flow it started just before
+// can finish (ConnectTokenCurrent). One that owner does not control is
 // ErrConnectSecretConflict.
-func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string) (ConnectLink, error) {
+func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string, now time.Time) (ConnectLink, error) {
 	name := ConnectSecretName(owner.GetName())
 	key := types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}
 	var sec corev1.Secret
 	err := c.Get(ctx, key, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		token := capability.Random(connectTokenBytes)
-		_, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, connectData(publicURL, target, owner, token))
-		return ConnectLink{Name: name, Token: token, Minted: true}, err
+		link := ConnectLink{Name: name, Token: capability.Random(connectTokenBytes), Minted: true, Expires: expiry(now)}
+		_, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, connectData(publicURL, target, owner, link))
+		return link, err
 	case err != nil:
 		return ConnectLink{}, fmt.Errorf("read connect Secret %s: %w", key, err)
 	}
 	if !metav1.IsControlledBy(&sec, owner) {
 		return ConnectLink{}, fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretConflict)
 	}
-	link := ConnectLink{Name: name, Token: string(sec.Data[ConnectTokenKey])}
-	if link.Token != "" && string(sec.Data[ConnectURLKey]) == connectURLOrEmpty(publicURL, target, owner, link.Token) {
+	link := ConnectLink{Name: name, Token: string(sec.Data[ConnectTokenKey]), previousHash: string(sec.Data[ConnectPreviousKey])}
+	link.Expires, _ = time.Parse(time.RFC3339, string(sec.Data[ConnectExpiresKey]))
+	link.previousUntil, _ = time.Parse(time.RFC3339, string(sec.Data[ConnectPreviousUntilKey]))
+	// A link without an expiry (written by an older manager) or past it is
+	// minted anew.
+	expired := link.Expires.IsZero() || !now.Before(link.Expires)
+	if link.Token != "" && !expired && string(sec.Data[ConnectURLKey]) == connectURLOrEmpty(publicURL, target, owner, link.Token) {
 		return link, nil // nothing changed: write nothing
 	}
-	if link.Token == "" {
-		link.Token, link.Minted = capability.Random(connectTokenBytes), true
+	if link.Token != "" && expired {
+		link.previousHash, link.previousUntil = capability.Hash(link.Token), link.Expires.Add(StateTTL)
 	}
-	sec.Data = connectData(publicURL, target, owner, link.Token)
+	if link.Token == "" || expired {
+		link.Token, link.Minted, link.Expires = capability.Random(connectTokenBytes), true, expiry(now)
+	}
+	sec.Data = connectData(publicURL, target, owner, link)
 	if err := c.Update(ctx, &sec); err != nil {
 		return ConnectLink{}, fmt.Errorf("update connect Secret %s: %w", key, err)
 	}
 	return link, nil
+}
+
+// ConnectTokenCurrent reports whether a flow started with the token whose
+// hash is tokenHash may still hand its code over, by the connect Secret as
+// it is at now: the Secret still holds that token, or it is the link an
+// expiry replaced less than StateTTL ago. A link is one-use: a successful
+// connect deletes the Secret (and the resource's other states).
+func ConnectTokenCurrent(sec *corev1.Secret, tokenHash string, now time.Time) bool {
+	if tokenHash == "" {
+		return false
+	}
+	if capability.Equal(capability.Hash(string(sec.Data[ConnectTokenKey])), tokenHash) {
+		return true
+	}
+	until, err := time.Parse(time.RFC3339, string(sec.Data[ConnectPreviousUntilKey]))
+	return err == nil && now.Before(until) && capability.Equal(string(sec.Data[ConnectPreviousKey]), tokenHash)
 }
 
 // CreateOwnedSecret creates a Secret that owner controls (deleted with it;
@@ -150,9 +201,16 @@ func CreateOwnedSecret(ctx context.Context, c client.Client, owner client.Object
 	return true, nil
 }
 
-func connectData(publicURL, target string, owner client.Object, token string) map[string][]byte {
-	data := map[string][]byte{ConnectTokenKey: []byte(token)}
-	if u := connectURLOrEmpty(publicURL, target, owner, token); u != "" {
+// expiry is a link's, minted at now: whole seconds, as status shows it.
+func expiry(now time.Time) time.Time { return now.Add(ConnectTTL).UTC().Truncate(time.Second) }
+
+func connectData(publicURL, target string, owner client.Object, link ConnectLink) map[string][]byte {
+	data := map[string][]byte{ConnectTokenKey: []byte(link.Token), ConnectExpiresKey: []byte(link.Expires.Format(time.RFC3339))}
+	if link.previousHash != "" {
+		data[ConnectPreviousKey] = []byte(link.previousHash)
+		data[ConnectPreviousUntilKey] = []byte(link.previousUntil.UTC().Format(time.RFC3339))
+	}
+	if u := connectURLOrEmpty(publicURL, target, owner, link.Token); u != "" {
 		data[ConnectURLKey] = []byte(u)
 	}
 	return data

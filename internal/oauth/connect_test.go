@@ -22,12 +22,14 @@ import (
 	"errors"
 	"net/url"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
@@ -55,10 +57,13 @@ func connectSecret(t *testing.T, o *corev1.ConfigMap) *corev1.Secret {
 	return sec
 }
 
+// now is the clock of the connect tests.
+var now = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+
 func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	ctx := context.Background()
 	o := owner(t)
-	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/")
+	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/", now)
 	if err != nil || link.Name != "research-oauth-connect" || !link.Minted {
 		t.Fatalf("got %+v, %v", link.Name, err)
 	}
@@ -80,7 +85,7 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	}
 
 	// Nothing changed: nothing written, nothing minted.
-	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/"); err != nil || again.Minted || again.Token != link.Token {
+	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/", now); err != nil || again.Minted || again.Token != link.Token {
 		t.Fatalf("second call: minted %v, same token %v, %v", again.Minted, again.Token == link.Token, err)
 	}
 	if again := connectSecret(t, o); again.ResourceVersion != sec.ResourceVersion {
@@ -88,7 +93,7 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	}
 
 	// A new public URL rewrites the link and keeps the token.
-	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://other.example.com"); err != nil {
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://other.example.com", now); err != nil {
 		t.Fatal(err)
 	}
 	moved := connectSecret(t, o)
@@ -100,13 +105,63 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	if err := env.Client.Delete(ctx, moved); err != nil {
 		t.Fatal(err)
 	}
-	minted, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "")
+	minted, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "", now)
 	if err != nil || !minted.Minted {
 		t.Fatalf("after the rotation: minted %v, %v", minted.Minted, err)
 	}
 	fresh := connectSecret(t, o)
 	if string(fresh.Data[oauth.ConnectTokenKey]) == token || fresh.Data[oauth.ConnectURLKey] != nil {
 		t.Fatal("a rotated token came back, or a link was written without a public URL")
+	}
+}
+
+// TestAConnectLinkLivesAnHourAndItsLastFlowsMayFinish: a link starts
+// flows for ConnectTTL; then the manager mints the next one, and a flow
+// the expired link started just before still hands its code over for
+// StateTTL; a link with no recorded expiry (an older manager's) is
+// replaced at once.
+func TestAConnectLinkLivesAnHourAndItsLastFlowsMayFinish(t *testing.T) {
+	ctx := context.Background()
+	o := owner(t)
+	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now)
+	if err != nil || !link.Expires.Equal(now.Add(oauth.ConnectTTL)) {
+		t.Fatalf("expires %v (%v), want %v", link.Expires, err, now.Add(oauth.ConnectTTL))
+	}
+	if got := string(connectSecret(t, o).Data[oauth.ConnectExpiresKey]); got != now.Add(time.Hour).Format(time.RFC3339) {
+		t.Fatalf("the Secret says it expires %q", got)
+	}
+	if kept, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires.Add(-time.Second)); err != nil || kept.Minted || kept.Token != link.Token {
+		t.Fatalf("a second before the expiry: minted %v (%v)", kept.Minted, err)
+	}
+	next, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires)
+	if err != nil || !next.Minted || next.Token == link.Token || !next.Expires.Equal(link.Expires.Add(oauth.ConnectTTL)) {
+		t.Fatalf("at the expiry: minted %v, new token %v, expires %v (%v)", next.Minted, next.Token != link.Token, next.Expires, err)
+	}
+	sec := connectSecret(t, o)
+	old, fresh := capability.Hash(link.Token), capability.Hash(next.Token)
+	for _, c := range []struct {
+		what string
+		hash string
+		at   time.Time
+		want bool
+	}{
+		{"the new link's flow", fresh, link.Expires, true},
+		{"the expired link's flow, within the states' life", old, link.Expires.Add(oauth.StateTTL - time.Second), true},
+		{"the expired link's flow, after it", old, link.Expires.Add(oauth.StateTTL), false},
+		{"another token's flow", capability.Hash("guess"), link.Expires, false},
+		{"a flow with no token", "", link.Expires, false},
+	} {
+		if got := oauth.ConnectTokenCurrent(sec, c.hash, c.at); got != c.want {
+			t.Errorf("%s: current = %v, want %v", c.what, got, c.want)
+		}
+	}
+	// An older manager's link, with no expiry: replaced.
+	delete(sec.Data, oauth.ConnectExpiresKey)
+	if err := env.Client.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires); err != nil || !again.Minted {
+		t.Fatalf("a link with no expiry was kept (%v)", err)
 	}
 }
 
@@ -118,7 +173,7 @@ func TestEnsureConnectSecretRefusesASecretItDoesNotOwn(t *testing.T) {
 	if err := env.Client.Create(ctx, mine); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com"); !errors.Is(err, oauth.ErrConnectSecretConflict) {
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now); !errors.Is(err, oauth.ErrConnectSecretConflict) {
 		t.Fatalf("got %v, want ErrConnectSecretConflict", err)
 	}
 	if sec := connectSecret(t, o); string(sec.Data["token"]) != "chosen-by-someone-else" || len(sec.OwnerReferences) != 0 {

@@ -374,9 +374,10 @@ func GrantLocked(res *Resource, g GrantState) bool {
 	return works && !asked
 }
 
-// connectSecret is the resource's connect Secret while it still holds
-// the token that started the flow, else nil: a link works once, even when
-// the resource's status still shows the old token's hash for a moment.
+// connectSecret is the resource's connect Secret while the token that
+// started the flow is current (ConnectTokenCurrent), else nil: a link
+// works once, even when the resource's status still shows the old token's
+// hash for a moment.
 func (r *Receiver) connectSecret(ctx context.Context, res *Resource, ho Handover) (*corev1.Secret, error) {
 	var sec corev1.Secret
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: ho.Namespace, Name: ConnectSecretName(ho.Name)}, &sec)
@@ -386,8 +387,7 @@ func (r *Receiver) connectSecret(ctx context.Context, res *Resource, ho Handover
 	case err != nil:
 		return nil, fmt.Errorf("read connect Secret: %w", err)
 	}
-	if ho.ConnectTokenHash == "" || !metav1.IsControlledBy(&sec, res.Object) ||
-		!capability.Equal(capability.Hash(string(sec.Data[ConnectTokenKey])), ho.ConnectTokenHash) {
+	if !metav1.IsControlledBy(&sec, res.Object) || !ConnectTokenCurrent(&sec, ho.ConnectTokenHash, r.now()) {
 		return nil, nil
 	}
 	return &sec, nil

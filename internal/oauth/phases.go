@@ -96,7 +96,7 @@ type Phases[T interface {
 // is minted, while no id is published, and when a person asks
 // (requested-at), so that a steady reconcile reads no more Secrets.
 func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
-	link, err := EnsureConnectSecret(ctx, p.Client, obj, p.Target, p.PublicURL)
+	link, err := EnsureConnectSecret(ctx, p.Client, obj, p.Target, p.PublicURL, run.Now)
 	switch {
 	case errors.Is(err, ErrConnectSecretConflict):
 		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
@@ -105,6 +105,8 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 	}
 	st := obj.GetOAuthConnect()
 	st.ConnectSecretName, st.ConnectTokenHash = link.Name, capability.Hash(link.Token)
+	st.ConnectExpiresAt = &metav1.Time{Time: link.Expires}
+	run.RequeueAt(link.Expires)
 	if link.Minted || st.ClientID == "" || run.Requested {
 		clientKey, _ := Keys(obj.GetNamespace(), p.Credentials(obj))
 		var sec corev1.Secret

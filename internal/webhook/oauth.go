@@ -129,7 +129,8 @@ func refuseConnect(w http.ResponseWriter) error {
 }
 
 // connect starts the OAuth flow for one resource (seed 000 §3.1.1), but
-// only for whoever holds its connect token: a random state bound to the
+// only for whoever holds its connect token, and only until the link
+// expires (status.connectExpiresAt): a random state bound to the
 // resource, valid 10 minutes, usable once, kept in a Secret so any webhook
 // replica can finish the flow; PKCE where the provider supports it.
 // Nothing is written before the token is proven. The token is checked
@@ -154,6 +155,11 @@ func connect(d Deps) HandlerFunc {
 			return refuseConnect(w)
 		}
 		// The token is proven: from here on, answers may differ.
+		if exp := res.Connect.ConnectExpiresAt; exp != nil && !d.now().Before(exp.Time) {
+			return htmlError(w, http.StatusForbidden, "This connect link has expired",
+				fmt.Sprintf("Connect links work for %s. A new one is ready: kubectl get secret -n %s %s -o jsonpath='{.data.url}' | base64 -d",
+					oauth.ConnectTTL, key.Namespace, oauth.ConnectSecretName(key.Name)))
+		}
 		if connectLocked(res) {
 			return alreadyConnected(w, target.Kind, key)
 		}
@@ -263,13 +269,15 @@ var connectWords = callbackWords{links: "links", restart: "Start again from the 
 	retry: "Start again from the connect link.", who: "The provider", denied: "Start again to connect."}
 
 // consumeState uses a callback's state once, for target: the connect
-// callback and the Discord sign-in share it. When ok is false it has
-// answered: 403 for a state that is unknown, used, expired or another
-// target's; 503 when it could not be checked; 403 when the provider
-// answered error= (the state is spent either way).
-func consumeState(w http.ResponseWriter, r *http.Request, d Deps, target string, words callbackWords) (st oauth.State, ok bool, _ error) {
+// callback and the Discord sign-in share it. browser is the digest of the
+// request's browser-binding cookie ("" without one): a state bound to
+// another browser is refused and not spent. When ok is false it has
+// answered: 403 for a state that is unknown, used, expired, another
+// target's or another browser's; 503 when it could not be checked; 403
+// when the provider answered error= (the state is spent either way).
+func consumeState(w http.ResponseWriter, r *http.Request, states *oauth.States, browser, target string, words callbackWords) (st oauth.State, ok bool, _ error) {
 	q := r.URL.Query()
-	st, err := d.oauthStates().Consume(r.Context(), q.Get("state"))
+	st, err := states.ConsumeIn(r.Context(), q.Get("state"), browser)
 	switch {
 	case errors.Is(err, oauth.ErrStateInvalid) || err == nil && st.Target != target:
 		return st, false, htmlError(w, http.StatusForbidden, "This sign-in link is not valid",
@@ -297,7 +305,7 @@ func callback(d Deps) HandlerFunc {
 		name := r.PathValue("target")
 		ctx := r.Context()
 		q := r.URL.Query()
-		st, ok, err := consumeState(w, r, d, name, connectWords)
+		st, ok, err := consumeState(w, r, d.oauthStates(), "", name, connectWords)
 		if !ok {
 			return err
 		}

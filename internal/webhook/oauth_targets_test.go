@@ -76,10 +76,19 @@ func configMapTarget(name string, p oauth.Provider) oauth.Target {
 					TokenSecretRef:  v1alpha1.SecretReference{Name: cm.Data["tokenSecret"]},
 				},
 				Connect: v1alpha1.OAuthConnectStatus{ConnectTokenHash: cm.Data["connectTokenHash"], ClientID: cm.Data["clientID"],
-					ReconnectedFor: cm.Data["reconnectedFor"]},
+					ReconnectedFor: cm.Data["reconnectedFor"], ConnectExpiresAt: expiresAt(cm.Data["connectExpiresAt"])},
 			}, nil
 		},
 	}
+}
+
+// expiresAt parses a published connectExpiresAt (RFC 3339), nil if none.
+func expiresAt(v string) *metav1.Time {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil
+	}
+	return &metav1.Time{Time: t}
 }
 
 type oauthWorld struct {
@@ -88,6 +97,7 @@ type oauthWorld struct {
 	ups           *upstream.Set
 	out           *outbound.Client
 	targets       []oauth.Target
+	stateNS       string
 }
 
 func startOAuthWorld(t *testing.T) *oauthWorld {
@@ -116,7 +126,7 @@ func startOAuthWorld(t *testing.T) *oauthWorld {
 	}
 	calendar := oauth.Google
 	calendar.Scopes = []string{"https://www.googleapis.com/auth/calendar.readonly"}
-	w := &oauthWorld{env: env, sandbox: srv.URL, ups: ups, out: out,
+	w := &oauthWorld{env: env, sandbox: srv.URL, ups: ups, out: out, stateNS: stateNS,
 		targets: []oauth.Target{configMapTarget("test-google", calendar), configMapTarget("test-discord", oauth.Discord)}}
 	for _, tg := range w.targets {
 		webhook.RegisterOAuthTarget(webhook.OAuthTarget{Target: tg})
@@ -194,7 +204,7 @@ func (w *oauthWorld) mint(t *testing.T, cm *corev1.ConfigMap, target string) str
 func (w *oauthWorld) mintOn(t *testing.T, cm *corev1.ConfigMap, target, hook string) string {
 	t.Helper()
 	ctx := context.Background()
-	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, hook)
+	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, hook, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -75,6 +76,16 @@ type Deps struct {
 	// Log is the server's logger; handlers should prefer
 	// logr.FromContextOrDiscard(r.Context()), which carries the request id.
 	Log logr.Logger
+	// Clock tells the time the connect links' expiry is judged by; the
+	// wall clock when nil.
+	Clock clock.PassiveClock
+}
+
+func (d Deps) now() time.Time {
+	if d.Clock == nil {
+		return time.Now()
+	}
+	return d.Clock.Now()
 }
 
 // Family is the set of routes one integration serves. Each integration
