@@ -253,13 +253,15 @@ func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
 	return resp, string(b)
 }
 
-// resolveWhenCached resolves until the webhook's cache has the new link.
+// resolveWhenCached resolves until the webhook's cache has the new link:
+// its short-token object (404 before) and its Ready status (503 with
+// Retry-After before: the link is not serving yet, as the cache shows it).
 func resolveWhenCached(t *testing.T, c *http.Client, short string) *http.Response {
 	t.Helper()
 	var resp *http.Response
 	testenv.Eventually(t, "the webhook resolves the new link", func() bool {
 		resp, _ = get(t, c, hookURL+"/r/"+short)
-		return resp.StatusCode != http.StatusNotFound
+		return resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusServiceUnavailable
 	})
 	return resp
 }
