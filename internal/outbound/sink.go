@@ -96,11 +96,30 @@ var metadataAddr = netip.MustParseAddr("169.254.169.254")
 // 0.0.0.0 to the local host, and the rest is no destination.
 var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 
+// nat64 is the NAT64 well-known prefix (RFC 6052 §2.1): on an IPv6-only
+// network with DNS64, 64:ff9b::a9fe:a9fe is translated to 169.254.169.254,
+// so an address in it is judged as the IPv4 address it embeds (its last 32
+// bits, RFC 6052 §2.2). nat64Local is the local-use prefix (RFC 8215),
+// whose translation the network's operator chooses: treated as private.
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+)
+
 // Check returns a *SinkAddressError when the policy refuses ip, nil when
 // a sink may connect to it. An IPv4-mapped IPv6 address (::ffff:127.0.0.1)
-// is judged as the IPv4 address it reaches.
+// and a NAT64 address (64:ff9b::7f00:1) are judged as the IPv4 address
+// they reach.
 func (p SinkPolicy) Check(ip netip.Addr) error {
 	ip = ip.Unmap().WithZone("")
+	if ip.Is6() && nat64.Contains(ip) {
+		b := ip.As16()
+		if err := p.Check(netip.AddrFrom4([4]byte(b[12:]))); err != nil {
+			e := err.(*SinkAddressError)
+			return &SinkAddressError{Addr: ip, What: e.What + ", through NAT64", Rule: e.Rule}
+		}
+		return nil
+	}
 	what, rule := "", alwaysRefused
 	switch {
 	case !ip.IsValid():
@@ -116,7 +135,7 @@ func (p SinkPolicy) Check(ip netip.Addr) error {
 		what = "link-local (the cloud metadata service)"
 	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
 		what = "link-local"
-	case ip.IsPrivate() && p.DenyPrivateNetworks:
+	case (ip.IsPrivate() || nat64Local.Contains(ip)) && p.DenyPrivateNetworks:
 		what, rule = "private", privateRefused
 	default:
 		return nil

@@ -67,6 +67,12 @@ func TestSinkPolicyJudgesTheAddressActuallyDialed(t *testing.T) {
 		{"refuses IPv4-mapped private with --sink-deny-private-networks", deny, "::ffff:10.0.0.1", true},
 		{"allows a public address", deny, "203.0.113.7", false},
 		{"allows a public IPv6 address", deny, "2001:db8::1", false},
+		{"refuses the metadata service through NAT64 (64:ff9b::/96)", def, "64:ff9b::a9fe:a9fe", true},
+		{"refuses loopback through NAT64", def, "64:ff9b::7f00:1", true},
+		{"refuses private through NAT64 with --sink-deny-private-networks", deny, "64:ff9b::a00:1", true},
+		{"allows private through NAT64 by default", def, "64:ff9b::a00:1", false},
+		{"allows a public address through NAT64", deny, "64:ff9b::cb00:7107", false},
+		{"refuses NAT64's local-use prefix (64:ff9b:1::/48) with --sink-deny-private-networks", deny, "64:ff9b:1::a9fe:a9fe", true},
 		{"allows loopback only when a test asks", loop, "127.0.0.1", false},
 		{"still refuses the metadata service when loopback is allowed", loop, "169.254.169.254", true},
 	} {
