@@ -19,10 +19,12 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -157,37 +159,37 @@ func seen(cw *v1alpha1.CalendarWatch, id string, num int64) bool {
 }
 
 // recordAttempts bounds the conditional writes of one notification: each
-// conflict means the watch changed meanwhile (another push recorded, the
-// controller wrote status), and is followed by a read of the live object.
+// refusal means another push recorded meanwhile, and is followed by a
+// read of the live object.
 const recordAttempts = 4
 
-// recordNotification writes the annotation in one merge patch of the
-// metadata (no status write: that is the controller's), unless the watch
-// already records that channel at or above n's number (a duplicate or a
-// late one, already covered). The record never goes back, whatever the
-// cache shows: the patch carries the resourceVersion the check was made
-// on, so the API server refuses it (409) when the watch changed since, and
-// the check is made again on the live object. The cache is right almost
-// always, so a push costs one PATCH; a lagging cache (a burst, a loaded
-// API server) costs a GET and a PATCH more. It reports whether it wrote;
-// a failed write is a 503, which Google retries.
+// recordNotification writes the annotation (no status write: that is the
+// controller's), unless the watch already records that channel at or
+// above n's number (a duplicate or a late one, already covered). The
+// record never goes back, whatever the cache shows: the write is
+// conditional on the record the check was made on, and when the API
+// server refuses it, the check is made again on the live object.
+//
+// The condition is on the annotation alone, not the whole object: a JSON
+// Patch whose "test" operation (RFC 6902 §4.6) holds the record read, so
+// the controller's status writes, which change the resourceVersion many
+// times a second under a burst, do not refuse it; only another push's
+// record does (the API server answers 422 for a failed test). The first
+// record of a watch, with nothing to test, is a merge patch conditional
+// on the resourceVersion (409 when it changed). So a push costs one PATCH;
+// a push that raced another costs a GET and a PATCH more. It reports
+// whether it wrote; a failed write is a 503, which Google retries.
 func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) (bool, *Error) {
 	key := client.ObjectKeyFromObject(cw)
 	for attempt := 1; ; attempt++ {
 		if seen(cw, n.ChannelID, n.MessageNumber) {
 			return false, nil
 		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": cw.ResourceVersion,
-			"annotations":     map[string]string{v1alpha1.CalendarNotificationAnnotation: n.String()},
-		}})
-		if err == nil {
-			err = d.Client.Patch(ctx, cw.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
-		}
+		err := d.Client.Patch(ctx, cw.DeepCopy(), recordPatch(cw, n))
 		if err == nil {
 			return true, nil
 		}
-		if apierrors.IsConflict(err) && attempt < recordAttempts {
+		if recordRefused(err) && attempt < recordAttempts {
 			live := &v1alpha1.CalendarWatch{}
 			if err = d.APIReader.Get(ctx, key, live); err == nil {
 				cw = live
@@ -200,6 +202,33 @@ func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch,
 		// Google retries a 503 (guides/push).
 		return false, Unavailable(DefaultRetryAfter, "could not record the notification; retry").WithCause(err)
 	}
+}
+
+// recordRefused reports the API server refusing a conditional record: a
+// failed test (422) or a changed resourceVersion (409).
+func recordRefused(err error) bool {
+	var s apierrors.APIStatus
+	return apierrors.IsConflict(err) || errors.As(err, &s) && s.Status().Code == http.StatusUnprocessableEntity
+}
+
+// notificationPointer is the annotation's JSON Pointer (RFC 6901: "/" in
+// a key is "~1").
+var notificationPointer = "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(v1alpha1.CalendarNotificationAnnotation, "~", "~0"), "/", "~1")
+
+// recordPatch is the conditional write of n over the record cw shows.
+func recordPatch(cw *v1alpha1.CalendarWatch, n gcalendar.Notification) client.Patch {
+	if old, ok := cw.Annotations[v1alpha1.CalendarNotificationAnnotation]; ok {
+		ops, _ := json.Marshal([]map[string]any{
+			{"op": "test", "path": notificationPointer, "value": old},
+			{"op": "replace", "path": notificationPointer, "value": n.String()},
+		})
+		return client.RawPatch(types.JSONPatchType, ops)
+	}
+	merge, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": cw.ResourceVersion,
+		"annotations":     map[string]string{v1alpha1.CalendarNotificationAnnotation: n.String()},
+	}})
+	return client.RawPatch(types.MergePatchType, merge)
 }
 
 // expirationOf is the channel's expiration as status has it, or as Google
