@@ -114,8 +114,8 @@ func (p SinkPolicy) Check(ip netip.Addr) error {
 	ip = ip.Unmap().WithZone("")
 	if ip.Is6() && nat64.Contains(ip) {
 		b := ip.As16()
-		if err := p.Check(netip.AddrFrom4([4]byte(b[12:]))); err != nil {
-			e := err.(*SinkAddressError)
+		var e *SinkAddressError
+		if errors.As(p.Check(netip.AddrFrom4([4]byte(b[12:]))), &e) {
 			return &SinkAddressError{Addr: ip, What: e.What + ", through NAT64", Rule: e.Rule}
 		}
 		return nil
