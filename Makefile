@@ -116,6 +116,24 @@ bench: manifests build envtest versitygw ## Benchmarks, each against a baseline 
 images: ko crane | $(LOCALBIN) ## Build OCI image tarballs of the manager and webhook into dist/images (no Docker needed).
 	KO=$(KO) CRANE=$(CRANE) OUT=$(IMAGES_DIR) ./hack/images.sh
 
+# e2e brings up a real single-node Kubernetes on this machine (no Docker,
+# no registry), helm-installs the chart into it, checks it through the
+# webhook Service and tears it all down, proving the host is as before
+# (docs/e2e.md). Root only; one run per machine at a time.
+E2E_DIR ?= /var/tmp/switchboard-e2e
+E2E_PAUSE ?= $(shell pwd)/dist/e2e/pause.tar
+
+.PHONY: e2e
+e2e: build envtest versitygw helm images crane ## Run Switchboard's images on a real single-node Kubernetes built here, installed with Helm (KEEP=1 keeps it running).
+	./hack/e2e/host-deps.sh
+	CRANE=$(CRANE) ./hack/e2e/pause-image.sh $(E2E_PAUSE)
+	go run ./hack/e2e --work $(E2E_DIR) --bin $(LOCALBIN) --images $(IMAGES_DIR) --pause $(E2E_PAUSE) \
+		--control-plane "$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" --node "$$(./hack/envtest.sh node)"
+
+.PHONY: e2e-down
+e2e-down: ## Tear down what a killed make e2e left on the host, and check the host is as before.
+	go run ./hack/e2e --work $(E2E_DIR) --node "$$(./hack/envtest.sh node)" down
+
 ##@ Dependencies
 
 $(LOCALBIN):

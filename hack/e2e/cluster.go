@@ -1,0 +1,343 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+)
+
+const (
+	releaseName      = "switchboard"
+	releaseNamespace = "switchboard-system"
+	// smokeNamespace holds the smoke check's resources.
+	smokeNamespace = "e2e"
+)
+
+// upstreamsUp starts the sandbox (every SaaS API) and versitygw (S3) on
+// the bridge address, where the pods reach them as their gateway. They
+// run on the host, not as pods: they are the test's instruments, not the
+// product — the test reads the sandbox's admin routes and versitygw's
+// root keys directly, and neither has an image (building and loading two
+// more images would test nothing of Switchboard's).
+func (e *e2e) upstreamsUp(ctx context.Context) error {
+	sbPort, err := freePort(hostIP)
+	if err != nil {
+		return err
+	}
+	seed := e.p.at("sandbox-seed.json")
+	if err := os.WriteFile(seed, []byte("{}\n"), 0o600); err != nil {
+		return err
+	}
+	sandboxURL := "http://" + net.JoinHostPort(hostIP, sbPort)
+	sb, err := e.start("sandbox", filepath.Join(e.bin, "sandbox"), []string{"--addr", net.JoinHostPort(hostIP, sbPort), "--seed", seed})
+	if err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, sb, sandboxURL+"/_sandbox/routes", time.Minute); err != nil {
+		return err
+	}
+
+	s3Port, err := freePort(hostIP)
+	if err != nil {
+		return err
+	}
+	data, iam := e.p.at("s3", "data"), e.p.at("s3", "iam")
+	for _, d := range []string{data, iam} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	// Random root keys, kept in a 0600 file for the steps that create
+	// the blob credentials Secret; they go to versitygw through its
+	// environment, never its command line.
+	creds := blob.Credentials{AccessKeyID: capability.Random(15), SecretAccessKey: capability.Random(30)}
+	cb, _ := json.Marshal(creds)
+	if err := os.WriteFile(e.p.at("s3", "credentials.json"), cb, 0o600); err != nil {
+		return err
+	}
+	s3URL := "http://" + net.JoinHostPort(hostIP, s3Port)
+	vgw, err := e.start("versitygw", filepath.Join(e.bin, "versitygw"), []string{
+		"--port", net.JoinHostPort(hostIP, s3Port), "--health", "/health", "--quiet", "--region", blob.DefaultRegion,
+		"--iam-dir", iam, "posix", data,
+	}, "ROOT_ACCESS_KEY_ID="+creds.AccessKeyID, "ROOT_SECRET_ACCESS_KEY="+creds.SecretAccessKey)
+	if err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, vgw, s3URL+"/health", time.Minute); err != nil {
+		return err
+	}
+
+	ups := map[string]string{}
+	for _, n := range upstream.Names() {
+		ups[string(n)] = sandboxURL + "/" + string(n)
+	}
+	ups["s3"] = s3URL
+	values := map[string]any{
+		// The images were imported into containerd: never pull.
+		"image":     map[string]any{"pullPolicy": "Never"},
+		"upstreams": ups,
+	}
+	b, err := yaml.Marshal(values)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    sandbox %s, versitygw %s\n", sandboxURL, s3URL)
+	return os.WriteFile(e.p.at("values.yaml"), b, 0o644)
+}
+
+// install runs helm install as a platform team would and waits for both
+// Deployments to be Available, which their readiness probes decide.
+func (e *e2e) install(ctx context.Context) error {
+	helm := exec.CommandContext(ctx, filepath.Join(e.bin, "helm"), "install", releaseName, filepath.Join("charts", "switchboard"),
+		"--kubeconfig", e.p.kubeconfig("admin"), "--namespace", releaseNamespace, "--create-namespace",
+		"--values", e.p.at("values.yaml"))
+	out, err := helm.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("helm install: %w\n%s", err, out)
+	}
+	fmt.Printf("    helm install: %s\n", firstLine(string(out), "STATUS:"))
+	if _, err := e.kubectl(ctx, "wait", "--namespace", releaseNamespace, "--for=condition=Available",
+		"deployment", "--all", "--timeout=5m"); err != nil {
+		pods, _ := e.kubectl(ctx, "get", "pods", "-A", "-o", "wide")
+		events, _ := e.kubectl(ctx, "get", "events", "-n", releaseNamespace, "--sort-by=.lastTimestamp")
+		return fmt.Errorf("%w\n%s\n%s", err, pods, events)
+	}
+	out2, err := e.kubectl(ctx, "get", "deployments,pods", "--namespace", releaseNamespace, "-o", "wide")
+	if err != nil {
+		return err
+	}
+	fmt.Print(indent(out2))
+	return nil
+}
+
+// smoke checks the release end to end once: a SlideStock reaches Ready
+// (the manager in its pod reached the API server through the
+// `kubernetes` Service and the sandbox through the bridge), and the
+// webhook Service's ClusterIP, reached from the host through kube-proxy's
+// rules, answers an unknown path with the JSON 404.
+func (e *e2e) smoke(ctx context.Context) error {
+	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: smokeNamespace}}); err != nil {
+		return err
+	}
+	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "docswell-deck", Namespace: smokeNamespace}}
+	s.Spec.URL = "https://www.docswell.com/s/takai/59VDWM-windows-server-2025"
+	if err := e.c.Create(ctx, s); err != nil {
+		return fmt.Errorf("create SlideStock: %w", err)
+	}
+	if err := waitFor(ctx, 2*time.Minute, "SlideStock Ready", func() (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return false, err
+		}
+		if s.Status.Phase == v1alpha1.SlideFailed {
+			return false, fmt.Errorf("SlideStock %w: %s", errFailed, s.Status.LastError)
+		}
+		return s.Status.Phase == v1alpha1.SlideReady, fmt.Errorf("phase %q", s.Status.Phase)
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("    SlideStock %s/%s Ready: %q (%s)\n", s.Namespace, s.Name, s.Status.Title, s.Status.Provider)
+
+	var svc corev1.Service
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: releaseName + "-webhook"}, &svc); err != nil {
+		return fmt.Errorf("the webhook Service: %w", err)
+	}
+	if len(svc.Spec.Ports) == 0 || svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return fmt.Errorf("the webhook Service has no ClusterIP and port: %+v", svc.Spec)
+	}
+	url := fmt.Sprintf("http://%s/no/such/route", net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(svc.Spec.Ports[0].Port)))
+	var status int
+	var body []byte
+	// kube-proxy programs the Service's rules when its endpoints are
+	// ready: until then the ClusterIP does not answer.
+	if err := waitFor(ctx, time.Minute, "the webhook Service at "+url, func() (bool, error) {
+		var err error
+		status, body, err = httpGet(ctx, url)
+		return err == nil, err
+	}); err != nil {
+		return err
+	}
+	// The webhook's error format: {"error":{"code":…,"message":…,"details":{}}}.
+	var answer struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if status != 404 || json.Unmarshal(body, &answer) != nil || answer.Error.Code != "NOT_FOUND" {
+		return fmt.Errorf("GET %s answered %d %s, want 404 with code NOT_FOUND", url, status, body)
+	}
+	fmt.Printf("    GET %s → %d %s\n", url, status, bytes.TrimSpace(body))
+	return nil
+}
+
+// teardown stops the node in order and proves the host is as it was.
+func (e *e2e) teardown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Pods first, while kubelet runs: it stops their containers and has
+	// the CNI plugin remove their network namespaces, veths and addresses.
+	// The controllers go before, so that nothing replaces them.
+	if e.running("kubelet") && e.running("kube-apiserver") && e.c != nil {
+		for _, n := range []string{"kube-controller-manager", "kube-scheduler"} {
+			if pr := e.procs[n]; pr != nil {
+				pr.stop(15 * time.Second)
+			}
+		}
+		if err := e.deletePods(ctx); err != nil {
+			fmt.Printf("    pods not all gone through kubelet (%v); killing what is left\n", err)
+		}
+	}
+	for _, n := range []string{"kube-proxy", "kubelet", "containerd"} {
+		if pr := e.procs[n]; pr != nil {
+			pr.stop(20 * time.Second)
+		}
+	}
+	for i := len(e.order) - 1; i >= 0; i-- {
+		e.procs[e.order[i]].stop(15 * time.Second)
+	}
+	return e.cleanHost()
+}
+
+// running reports whether the program name was started and still runs.
+func (e *e2e) running(name string) bool {
+	pr := e.procs[name]
+	if pr == nil {
+		return false
+	}
+	return !pr.exited()
+}
+
+// deletePods deletes every pod, with a short grace period, and waits
+// until kubelet has stopped them all.
+func (e *e2e) deletePods(ctx context.Context) error {
+	var list corev1.PodList
+	if err := e.c.List(ctx, &list); err != nil {
+		return err
+	}
+	grace := int64(5)
+	for i := range list.Items {
+		_ = e.c.Delete(ctx, &list.Items[i], &client.DeleteOptions{GracePeriodSeconds: &grace})
+	}
+	return waitFor(ctx, 90*time.Second, "pods deleted", func() (bool, error) {
+		var l corev1.PodList
+		if err := e.c.List(ctx, &l); err != nil {
+			return false, err
+		}
+		return len(l.Items) == 0, fmt.Errorf("%d pods left", len(l.Items))
+	})
+}
+
+// cleanHost removes what the node's programs leave behind them, restores
+// the sysctls, and compares the host with the listing from before.
+func (e *e2e) cleanHost() error {
+	stopRecorded(e.p)
+	var problems []string
+	if killed := killLeftovers(e.p); len(killed) > 0 {
+		fmt.Printf("    killed %d leftover processes\n", len(killed))
+	}
+	problems = append(problems, unmountAll(e.p)...)
+	problems = append(problems, removeCgroups()...)
+	if e.node != "" {
+		// kube-proxy's own removal of its rules (iptables, ip6tables, and
+		// the nftables tables other modes would have made).
+		if out, err := exec.Command(filepath.Join(e.node, "kube-proxy"), "--cleanup").CombinedOutput(); err != nil {
+			fmt.Printf("    kube-proxy --cleanup: %v: %s\n", err, lastLine(string(out)))
+		}
+	}
+	problems = append(problems, removeChains()...)
+	if e.before != nil {
+		problems = append(problems, removeEmptyTables(e.before["nft"])...)
+	}
+	problems = append(problems, deleteBridge()...)
+	if e.before != nil {
+		problems = append(problems, restoreSysctls(e.before["sysctls"])...)
+	}
+	if err := removeWork(e.p); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if e.before != nil {
+		problems = append(problems, removeHostPaths(e.p, e.before["paths"])...)
+		left := diff(e.before, snapshot(e.p.work))
+		if len(left) == 0 {
+			fmt.Println("    the host is as before: processes, mounts, cgroups, network namespaces, iptables/ip6tables/nft rules, links, routes, addresses, sysctls, paths")
+		}
+		problems = append(problems, left...)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("left on the host:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// downOnly tears down after a run that died, from what it saved in the
+// work directory.
+func (e *e2e) downOnly() error {
+	if b, err := os.ReadFile(e.p.at("host-before.json")); err == nil {
+		_ = json.Unmarshal(b, &e.before)
+	} else {
+		fmt.Println("no listing from before the run: cleaning without the comparison or the sysctls")
+	}
+	if e.node == "" {
+		e.node = os.Getenv("E2E_NODE_BIN")
+	}
+	err := e.cleanHost()
+	if err == nil {
+		_ = os.Remove(e.p.at("host-before.json"))
+		fmt.Println("e2e down: done")
+	}
+	return err
+}
+
+func firstLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+func lastLine(s string) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return l[len(l)-1]
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
