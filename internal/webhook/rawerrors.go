@@ -18,8 +18,8 @@ package webhook
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"regexp"
@@ -97,15 +97,25 @@ func formatServerError(p []byte) (_ []byte, ok bool) {
 	if !known {
 		msg = string(m[2])
 	}
-	body, err := json.Marshal(errorBody{Error: errorPayload{Code: CodeFor(status), Message: msg, Details: map[string]any{}}})
-	if err != nil {
+	// The answer is WriteError's, headers and body, framed as net/http
+	// frames a response on a connection it closes.
+	rec := &recordedAnswer{header: http.Header{}}
+	WriteError(rec, &Error{Status: status, Message: msg})
+	resp := &http.Response{StatusCode: status, ProtoMajor: 1, ProtoMinor: 1, Header: rec.header,
+		Body: io.NopCloser(&rec.body), ContentLength: int64(rec.body.Len()), Close: true}
+	var b bytes.Buffer
+	if err := resp.Write(&b); err != nil {
 		return nil, false
 	}
-	body = append(body, '\n')
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
-	fmt.Fprintf(&b, "Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
-	b.WriteString("X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n\r\n")
-	b.Write(body)
 	return b.Bytes(), true
 }
+
+// recordedAnswer is an http.ResponseWriter that keeps what it is given.
+type recordedAnswer struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (a *recordedAnswer) Header() http.Header         { return a.header }
+func (a *recordedAnswer) Write(p []byte) (int, error) { return a.body.Write(p) }
+func (a *recordedAnswer) WriteHeader(int)             {}
