@@ -17,13 +17,10 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -32,11 +29,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // The demo runs Switchboard as a platform team's namespaced install would
@@ -55,8 +52,8 @@ var (
 	unwatched = "demo-elsewhere"
 )
 
-// installRBAC creates the namespaces, applies the chart's ServiceAccounts
-// and RBAC for a namespaced install, and writes a kubeconfig for each
+// installRBAC creates the namespaces and the chart's ServiceAccounts and
+// RBAC for a namespaced install, and writes a kubeconfig for each
 // ServiceAccount (the admin's, impersonating it). It returns the manager's
 // and the webhook's kubeconfig paths.
 func (d *demo) installRBAC(ctx context.Context, adminKubeconfig string) (manager, webhook string, err error) {
@@ -65,25 +62,14 @@ func (d *demo) installRBAC(ctx context.Context, adminKubeconfig string) (manager
 			return "", "", err
 		}
 	}
-	rendered, err := exec.CommandContext(ctx, filepath.Join(d.bin, "helm"), "template", "switchboard", filepath.Join("charts", "switchboard"),
-		"--namespace", releaseNamespace, "--set", "watchNamespaces={"+strings.Join(watched, ",")+"}",
-		"--show-only", "templates/serviceaccounts.yaml", "--show-only", "templates/rbac.yaml").Output()
+	objs, err := testenv.ChartRBACObjects(ctx, releaseNamespace, "watchNamespaces={"+strings.Join(watched, ",")+"}")
 	if err != nil {
-		return "", "", fmt.Errorf("helm template (run 'make helm'): %w", err)
+		return "", "", err
 	}
-	apply := exec.CommandContext(ctx, "kubectl", "--kubeconfig", adminKubeconfig, "apply", "-f", "-")
-	apply.Stdin = bytes.NewReader(rendered)
-	if out, err := apply.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("kubectl apply the chart's RBAC: %w\n%s", err, out)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
 	roles := 0
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return "", "", fmt.Errorf("decode the rendered chart: %w", err)
+	for _, u := range objs {
+		if err := testenv.CreateInNamespace(ctx, d.c, u); err != nil {
+			return "", "", err
 		}
 		switch u.GetKind() {
 		case "Role":
@@ -93,9 +79,8 @@ func (d *demo) installRBAC(ctx context.Context, adminKubeconfig string) (manager
 				return "", "", fmt.Errorf("the namespaced chart renders ClusterRole %s with a secrets rule", u.GetName())
 			}
 		case "ServiceAccount":
-			user := "system:serviceaccount:" + releaseNamespace + ":" + u.GetName()
 			path := filepath.Join(d.dir, "kubeconfig-"+u.GetName())
-			if err := impersonating(adminKubeconfig, path, user); err != nil {
+			if err := impersonating(adminKubeconfig, path, testenv.ServiceAccountUser(releaseNamespace, u.GetName())); err != nil {
 				return "", "", err
 			}
 			switch {
@@ -136,7 +121,7 @@ func impersonating(admin, path, user string) error {
 	}
 	for _, a := range cfg.AuthInfos {
 		a.Impersonate = user
-		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + releaseNamespace, "system:authenticated"}
+		a.ImpersonateGroups = testenv.ServiceAccountGroups(releaseNamespace)
 	}
 	return clientcmd.WriteToFile(*cfg, path)
 }

@@ -34,12 +34,12 @@ import (
 	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -66,45 +66,19 @@ type ChartRBAC struct {
 // InstallChartRBAC renders charts/switchboard into namespace (created when
 // missing) with the given --set flags and creates its RBAC objects.
 func InstallChartRBAC(e *Env, namespace string, set ...string) (*ChartRBAC, error) {
-	root, err := RepoRoot()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	objs, err := ChartRBACObjects(ctx, namespace, set...)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	args := []string{"template", "sb", filepath.Join(root, "charts", "switchboard"), "--namespace", namespace}
-	for _, s := range set {
-		args = append(args, "--set", s)
-	}
-	var out, stderr bytes.Buffer
-	if err := Helm(ctx, &out, &stderr, args...); err != nil {
-		return nil, fmt.Errorf("helm template: %w\n%s", err, stderr.String())
-	}
-	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
-	}
 	r := &ChartRBAC{Namespace: namespace}
-	dec := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("decode the rendered chart: %w", err)
-		}
-		if !slices.Contains([]string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, u.GetKind()) {
-			continue
-		}
-		if ns := u.GetNamespace(); ns != "" && ns != namespace {
-			if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return nil, err
-			}
-		}
-		if err := e.Client.Create(ctx, u); err != nil {
-			return nil, fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err)
+	for _, u := range objs {
+		if err := CreateInNamespace(ctx, e.Client, u); err != nil {
+			return nil, err
 		}
 		if u.GetKind() == "ServiceAccount" {
-			user := "system:serviceaccount:" + namespace + ":" + u.GetName()
+			user := ServiceAccountUser(namespace, u.GetName())
 			switch {
 			case strings.HasSuffix(u.GetName(), "-manager"):
 				r.ManagerUser, r.Manager = user, r.impersonate(e.Config, namespace, user)
@@ -117,6 +91,63 @@ func InstallChartRBAC(e *Env, namespace string, set ...string) (*ChartRBAC, erro
 		return nil, errors.New("the chart rendered no manager or webhook ServiceAccount")
 	}
 	return r, nil
+}
+
+// ChartRBACObjects renders charts/switchboard (release "sb") into
+// namespace with the given --set flags and returns its ServiceAccounts,
+// ClusterRoles, Roles and bindings, in the chart's order.
+func ChartRBACObjects(ctx context.Context, namespace string, set ...string) ([]*unstructured.Unstructured, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"template", "sb", filepath.Join(root, "charts", "switchboard"), "--namespace", namespace}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	var out, stderr bytes.Buffer
+	if err := Helm(ctx, &out, &stderr, args...); err != nil {
+		return nil, fmt.Errorf("helm template: %w\n%s", err, stderr.String())
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(&out, 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			return objs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("decode the rendered chart: %w", err)
+		}
+		if slices.Contains([]string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, u.GetKind()) {
+			objs = append(objs, u)
+		}
+	}
+}
+
+// CreateInNamespace creates u, and first its namespace when it names one
+// that does not exist yet.
+func CreateInNamespace(ctx context.Context, c client.Client, u client.Object) error {
+	if ns := u.GetNamespace(); ns != "" {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+			return err
+		}
+	}
+	if err := c.Create(ctx, u); err != nil {
+		return fmt.Errorf("create %s %s: %w", u.GetObjectKind().GroupVersionKind().Kind, u.GetName(), err)
+	}
+	return nil
+}
+
+// ServiceAccountUser is the user name a token of the ServiceAccount
+// namespace/name authenticates as.
+func ServiceAccountUser(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// ServiceAccountGroups are the groups a token of a ServiceAccount of
+// namespace authenticates with.
+func ServiceAccountGroups(namespace string) []string {
+	return []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
 }
 
 // WithChartRBAC is a Main setup that installs the chart's RBAC into
@@ -169,8 +200,7 @@ func Helm(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
 // impersonate is cfg acting as a ServiceAccount, as its token would.
 func (r *ChartRBAC) impersonate(cfg *rest.Config, namespace, user string) *rest.Config {
 	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: user,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}}
+	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: ServiceAccountGroups(namespace)}
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)
@@ -211,7 +241,7 @@ func (r *ChartRBAC) Drain() []string {
 func (r *ChartRBAC) Can(e *Env, user, verb, resource, namespace string) (bool, error) {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User:               user,
-		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + r.Namespace, "system:authenticated"},
+		Groups:             ServiceAccountGroups(r.Namespace),
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: verb, Resource: resource},
 	}}
 	if err := e.Client.Create(context.Background(), sar); err != nil {
