@@ -26,7 +26,6 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
 // Route names of the Notion API (jomei/notionapi runs against them
@@ -102,12 +101,18 @@ var (
 )
 
 // normID is Notion's canonical dashed lower-case form of an id (the id
-// unchanged when it is not one, so lookups simply miss).
+// unchanged when it is not one, so lookups simply miss). Notion takes an
+// id as a UUID with or without its dashes (its SDK's extractNotionId
+// accepts both, case-insensitively), and refuses anything else, such as a
+// URL slug, with "path.page_id should be a valid uuid"
+// (https://qiita.com/wwwy/items/7c13cda8100e403fea48). Written here, not
+// shared with the client's parser (internal/notionid), which it tests.
 func normID(id string) string {
-	if n := notionid.Normalize(id); n != "" {
-		return n
+	if !uuidish.MatchString(id) {
+		return id
 	}
-	return id
+	h := strings.ToLower(strings.ReplaceAll(id, "-", ""))
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func newNotionID() string {
