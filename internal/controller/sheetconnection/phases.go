@@ -138,20 +138,9 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	if out, failed := r.googleFailed(obj, run, "read spreadsheet "+obj.Spec.SpreadsheetID, err); failed {
 		return out
 	}
-	var found *gsheets.Sheet
-	for i := range ss.Sheets {
-		s := &ss.Sheets[i]
-		if (obj.Spec.Sheet.ID != nil && s.ID == *obj.Spec.Sheet.ID) || (obj.Spec.Sheet.ID == nil && s.Title == obj.Spec.Sheet.Title) {
-			found = s
-			break
-		}
-	}
-	if found == nil {
-		want := strconv.Quote(obj.Spec.Sheet.Title)
-		if obj.Spec.Sheet.ID != nil {
-			want = "with id " + strconv.FormatInt(*obj.Spec.Sheet.ID, 10)
-		}
-		return notFound(obj, fmt.Errorf("spreadsheet %s has no sheet %s", obj.Spec.SpreadsheetID, want))
+	found, err := Select(obj.Spec.Sheet, ss)
+	if err != nil {
+		return notFound(obj, err)
 	}
 	id := found.ID
 	st.SheetID, st.SheetTitle, st.TimeZone = &id, found.Title, ss.TimeZone
@@ -176,6 +165,22 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	}
 	status.Set(obj, v1alpha1.HeaderValidCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "every mapped column resolved")
 	return runner.Continue()
+}
+
+// Select finds the sheet sel names in ss: by id when it has one, else by
+// title. The error says which sheet is missing.
+func Select(sel v1alpha1.SheetSelector, ss gsheets.Spreadsheet) (*gsheets.Sheet, error) {
+	for i := range ss.Sheets {
+		s := &ss.Sheets[i]
+		if (sel.ID != nil && s.ID == *sel.ID) || (sel.ID == nil && s.Title == sel.Title) {
+			return s, nil
+		}
+	}
+	want := strconv.Quote(sel.Title)
+	if sel.ID != nil {
+		want = "with id " + strconv.FormatInt(*sel.ID, 10)
+	}
+	return nil, fmt.Errorf("spreadsheet %s has no sheet %s", ss.ID, want)
 }
 
 // notFound stalls on a spreadsheet or sheet Google does not show: the grant

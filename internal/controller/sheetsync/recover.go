@@ -214,21 +214,15 @@ func (b *batchRun) onSheet(ctx context.Context, call func(title string) error) e
 		// Only the look-up's failure is wrapped: it decides whether to retry.
 		return fmt.Errorf("look up the sheet again after %v: %w", err, lerr) //nolint:errorlint // see above
 	}
-	sel := b.conn.Spec.Sheet
-	for _, sh := range ss.Sheets {
-		if (sel.ID != nil && sh.ID == *sel.ID) || (sel.ID == nil && sh.Title == sel.Title) {
-			if sh.Title == b.title {
-				return err // there under the same title: the refusal stands
-			}
-			b.renamed(ctx, sh.Title)
-			return call(sh.Title)
-		}
+	sh, serr := sheetconnection.Select(b.conn.Spec.Sheet, ss)
+	switch {
+	case serr != nil:
+		return fmt.Errorf("%w: %w (%w)", errSheetGone, serr, err)
+	case sh.Title == b.title:
+		return err // there under the same title: the refusal stands
 	}
-	want := strconv.Quote(sel.Title)
-	if sel.ID != nil {
-		want = "with id " + strconv.FormatInt(*sel.ID, 10)
-	}
-	return fmt.Errorf("%w: spreadsheet %s has no sheet %s (%w)", errSheetGone, b.conn.Spec.SpreadsheetID, want, err)
+	b.renamed(ctx, sh.Title)
+	return call(sh.Title)
 }
 
 // renamed records the sheet's new title on the connection.
