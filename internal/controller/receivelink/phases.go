@@ -149,7 +149,7 @@ func (r *Reconciler) expireNeverLive(ctx context.Context, l *v1alpha1.ReceiveLin
 	case !exp.After(l.CreationTimestamp.Time):
 		why = fmt.Sprintf("spec.expiresAt %s was already past when the link was created (%s)",
 			exp.UTC().Format(time.RFC3339), l.CreationTimestamp.UTC().Format(time.RFC3339))
-	case status.Get(l, v1alpha1.StalledCondition) != nil && status.Get(l, v1alpha1.StalledCondition).Status == metav1.ConditionTrue:
+	case status.IsTrue(l, v1alpha1.StalledCondition):
 		why += fmt.Sprintf(" (it was Stalled: %s)", status.Get(l, v1alpha1.StalledCondition).Reason)
 	}
 	msg := fmt.Sprintf("%s; nothing was deleted: the blob s3://%s/%s is kept (set spec.deleteBlobIfNeverLive to delete it)",
