@@ -25,7 +25,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
-
 )
 
 // Route names of the Notion API (jomei/notionapi runs against them
