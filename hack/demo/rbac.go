@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -42,13 +43,16 @@ import (
 // So every flow below — OAuth connect and callback, Notion Automation,
 // Calendar push, Sheets ingest, share-link resolve — runs with exactly the
 // rights a Helm install grants, and the demo fails on any RBAC refusal.
+// releaseNamespace is the chart's namespace, also the binaries'
+// --state-namespace and --link-namespace (the short-token objects and the
+// default key Secret), as in a Helm install.
 const releaseNamespace = "switchboard-system"
 
 // watched are the namespaces the install confines Switchboard to: the
 // samples' and a second team's. unwatched is a third team's, which
 // Switchboard must leave alone.
 var (
-	watched   = []string{namespace, "demo-b"}
+	watched   = []string{scenario.Namespace, "demo-b"}
 	unwatched = "demo-elsewhere"
 )
 
@@ -131,7 +135,7 @@ func impersonating(admin, path, user string) error {
 func (d *demo) otherTeams(ctx context.Context) error {
 	for _, ns := range []string{watched[1], unwatched} {
 		obj := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "team-deck", Namespace: ns}}
-		obj.Spec.URL = demoSlides[0].url
+		obj.Spec.URL = scenario.DeckURL
 		if err := d.c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("create SlideStock %s/team-deck: %w", ns, err)
 		}
@@ -143,7 +147,7 @@ func (d *demo) otherTeams(ctx context.Context) error {
 // the unwatched one untouched, and no RBAC refusal in either binary's log.
 func (d *demo) checkConfinement(ctx context.Context) error {
 	key := client.ObjectKey{Namespace: watched[1], Name: "team-deck"}
-	if err := poll(ctx, time.Minute, func() (bool, error) {
+	if err := scenario.Poll(ctx, time.Minute, func() (bool, error) {
 		var s v1alpha1.SlideStock
 		return d.c.Get(ctx, key, &s) == nil && s.Status.Phase == v1alpha1.SlideReady, nil
 	}); err != nil {
@@ -168,49 +172,5 @@ func (d *demo) checkConfinement(ctx context.Context) error {
 		}
 	}
 	fmt.Println("    no RBAC refusal in the manager's or the webhook's log")
-	return nil
-}
-
-// staged are the objects the demo leaves not Ready on purpose, and why.
-var staged = map[string]string{
-	"SlideStock/demo/missing-deck":        "a deck SpeakerDeck does not have: Failed",
-	"ReceiveLink/demo/handout-bob":        "a 20 s share link, shown expiring: Expired",
-	"SlideStock/demo-elsewhere/team-deck": "in a namespace the install does not watch: untouched",
-}
-
-// checkTable checks that every Switchboard object is Ready but the staged
-// ones, and says which those are.
-func (d *demo) checkTable(ctx context.Context) error {
-	var notReady []string
-	for _, kind := range []string{"NotionIntegration", "PaperSync", "SlideStock", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"} {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
-		if err := d.c.List(ctx, list); err != nil {
-			return err
-		}
-		for _, o := range list.Items {
-			key := kind + "/" + o.GetNamespace() + "/" + o.GetName()
-			conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-			ready := false
-			for _, c := range conds {
-				m, _ := c.(map[string]any)
-				ready = ready || m["type"] == "Ready" && m["status"] == "True"
-			}
-			_, isStaged := staged[key]
-			switch {
-			case !ready && !isStaged:
-				notReady = append(notReady, key)
-			case ready && isStaged:
-				return fmt.Errorf("%s is Ready, but the demo staged it not to be (%s)", key, staged[key])
-			}
-		}
-	}
-	if len(notReady) > 0 {
-		return fmt.Errorf("not Ready: %s", strings.Join(notReady, ", "))
-	}
-	fmt.Println("    every object is Ready but the three the demo stages:")
-	for _, key := range []string{"SlideStock/demo/missing-deck", "ReceiveLink/demo/handout-bob", "SlideStock/demo-elsewhere/team-deck"} {
-		fmt.Printf("      %-38s %s\n", key, staged[key])
-	}
 	return nil
 }

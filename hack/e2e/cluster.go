@@ -34,10 +34,18 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/blob"
-	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
+
+// webhookNodePort is the webhook Service's node port: kube-proxy answers
+// it on the node's address (hostIP) only. publicURL is the webhook's
+// public URL (the chart's publicURL): the node port, as a load balancer in
+// front of the node would reach it.
+const webhookNodePort = 30080
+
+var publicURL = fmt.Sprintf("http://%s:%d", hostIP, webhookNodePort)
 
 const (
 	releaseName      = "switchboard"
@@ -58,63 +66,43 @@ func (e *e2e) upstreamsUp(ctx context.Context) error {
 		return err
 	}
 	seed := e.p.at("sandbox-seed.json")
-	if err := os.WriteFile(seed, []byte("{}\n"), 0o600); err != nil {
+	if err := os.WriteFile(seed, scenario.SandboxSeed(), 0o600); err != nil {
 		return err
 	}
-	sandboxURL := "http://" + net.JoinHostPort(hostIP, sbPort)
-	sb, err := e.start("sandbox", filepath.Join(e.bin, "sandbox"), []string{"--addr", net.JoinHostPort(hostIP, sbPort), "--seed", seed})
+	e.sandboxURL = "http://" + net.JoinHostPort(hostIP, sbPort)
+	sb, err := e.start("sandbox", filepath.Join(e.bin, "sandbox"),
+		append([]string{"--addr", net.JoinHostPort(hostIP, sbPort), "--seed", seed}, scenario.SandboxArgs()...))
 	if err != nil {
 		return err
 	}
-	if err := waitHTTP(ctx, sb, sandboxURL+"/_sandbox/routes", time.Minute); err != nil {
+	if err := waitHTTP(ctx, sb, e.sandboxURL+"/_sandbox/routes", time.Minute); err != nil {
 		return err
 	}
-
-	s3Port, err := freePort(hostIP)
-	if err != nil {
-		return err
-	}
-	data, iam := e.p.at("s3", "data"), e.p.at("s3", "iam")
-	for _, d := range []string{data, iam} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	// Random root keys, kept in a 0600 file for the steps that create
-	// the blob credentials Secret; they go to versitygw through its
-	// environment, never its command line.
-	creds := blob.Credentials{AccessKeyID: capability.Random(15), SecretAccessKey: capability.Random(30)}
-	cb, _ := json.Marshal(creds)
-	if err := os.WriteFile(e.p.at("s3", "credentials.json"), cb, 0o600); err != nil {
-		return err
-	}
-	s3URL := "http://" + net.JoinHostPort(hostIP, s3Port)
-	vgw, err := e.start("versitygw", filepath.Join(e.bin, "versitygw"), []string{
-		"--port", net.JoinHostPort(hostIP, s3Port), "--health", "/health", "--quiet", "--region", blob.DefaultRegion,
-		"--iam-dir", iam, "posix", data,
-	}, "ROOT_ACCESS_KEY_ID="+creds.AccessKeyID, "ROOT_SECRET_ACCESS_KEY="+creds.SecretAccessKey)
-	if err != nil {
-		return err
-	}
-	if err := waitHTTP(ctx, vgw, s3URL+"/health", time.Minute); err != nil {
+	// versitygw as every suite runs it (random root keys, through its
+	// environment), on the bridge address; it dies with this process.
+	if e.s3, err = testenv.StartS3At(hostIP); err != nil {
 		return err
 	}
 
 	ups := map[string]string{}
 	for _, n := range upstream.Names() {
-		ups[string(n)] = sandboxURL + "/" + string(n)
+		ups[string(n)] = e.sandboxURL + "/" + string(n)
 	}
-	ups["s3"] = s3URL
+	ups["s3"] = e.s3.Endpoint
 	values := map[string]any{
 		// The images were imported into containerd: never pull.
 		"image":     map[string]any{"pullPolicy": "Never"},
 		"upstreams": ups,
+		// Traffic arrives as it would from a load balancer: at the
+		// webhook Service's node port, on the node's address.
+		"publicURL": publicURL,
+		"webhook":   map[string]any{"service": map[string]any{"type": "NodePort", "nodePort": webhookNodePort}},
 	}
 	b, err := yaml.Marshal(values)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    sandbox %s, versitygw %s\n", sandboxURL, s3URL)
+	fmt.Printf("    sandbox %s, versitygw %s\n", e.sandboxURL, e.s3.Endpoint)
 	return os.WriteFile(e.p.at("values.yaml"), b, 0o644)
 }
 
@@ -226,6 +214,11 @@ func (e *e2e) teardown() error {
 	}
 	for i := len(e.order) - 1; i >= 0; i-- {
 		e.procs[e.order[i]].stop(15 * time.Second)
+	}
+	if e.s3 != nil {
+		if err := e.s3.Stop(); err != nil {
+			fmt.Printf("    versitygw: %v\n", err)
+		}
 	}
 	return e.cleanHost()
 }

@@ -63,6 +63,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 type e2e struct {
@@ -77,6 +78,9 @@ type e2e struct {
 	procs  map[string]*proc
 	order  []string
 	c      client.Client
+	// sandboxURL is the sandbox's base URL; s3 the versitygw.
+	sandboxURL string
+	s3         *testenv.S3
 	// timings of each step, printed at the end.
 	timings []timing
 }
@@ -180,6 +184,7 @@ func (e *e2e) run(ctx context.Context) error {
 		{"the sandbox and versitygw on " + hostIP, e.upstreamsUp},
 		{"helm install charts/switchboard, Deployments Available", e.install},
 		{"smoke check through the webhook Service", e.smoke},
+		{"every kind end to end through the webhook's node port", e.walk},
 	}
 	for _, s := range steps {
 		if err := e.timed(s.name, func() error { return s.f(ctx) }); err != nil {

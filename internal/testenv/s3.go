@@ -40,7 +40,7 @@ import (
 // checks SigV4 signatures and presigned-URL expiry, so tests of both are
 // real.
 type S3 struct {
-	// Endpoint is the server's base URL, http://127.0.0.1:PORT: the value
+	// Endpoint is the server's base URL, http://HOST:PORT: the value
 	// of `--upstream s3=` and blob.Options.Endpoint.
 	Endpoint string
 	// Credentials are the root account's, random for each server.
@@ -77,9 +77,14 @@ func VersityGW() (string, error) {
 // s3StartTimeout bounds the wait for a fresh server to answer.
 const s3StartTimeout = 30 * time.Second
 
-// StartS3 starts a versitygw; Stop stops it and removes its data. It takes
-// no *testing.T, so TestMain, hack/demo and hack/bench can all use it.
-func StartS3() (*S3, error) {
+// StartS3 starts a versitygw on loopback; Stop stops it and removes its
+// data. It takes no *testing.T, so TestMain, hack/demo and hack/bench can
+// all use it.
+func StartS3() (*S3, error) { return StartS3At("127.0.0.1") }
+
+// StartS3At starts a versitygw listening on host, one of this machine's
+// addresses (hack/e2e: the bridge address its pods reach).
+func StartS3At(host string) (*S3, error) {
 	bin, err := VersityGW()
 	if err != nil {
 		return nil, err
@@ -97,7 +102,7 @@ func StartS3() (*S3, error) {
 	}
 	// A free port can be taken between choosing and binding it: try a few.
 	for attempt := 1; ; attempt++ {
-		s, err := startS3(bin, dir, data, iam)
+		s, err := startS3(bin, host, dir, data, iam)
 		if err == nil {
 			return s, nil
 		}
@@ -108,12 +113,12 @@ func StartS3() (*S3, error) {
 	}
 }
 
-func startS3(bin, dir, data, iam string) (*S3, error) {
-	port, err := freePort()
+func startS3(bin, host, dir, data, iam string) (*S3, error) {
+	port, err := freePort(host)
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	s := &S3{
 		Endpoint: "http://" + addr,
 		// Random root keys: nothing outside this process can guess them,
@@ -194,8 +199,8 @@ func (s *S3) waitReady() error {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+func freePort(host string) (int, error) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
 	}

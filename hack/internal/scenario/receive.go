@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package scenario
 
 import (
 	"context"
@@ -47,9 +47,6 @@ const (
 	sampleLinkKey = "user_prize/owner-1/alice/prize.zip" // config/samples' ReceiveLink
 	handoutKey    = "user_prize/owner-1/bob/handout 配布資料.pdf"
 	handoutTTL    = 20 * time.Second
-	// linkNamespace holds the short-token objects and the default key
-	// Secret (the manager's and the webhook's --link-namespace).
-	linkNamespace = "switchboard-system"
 )
 
 // handoutBytes is the handout: 256 KiB, so the download is more than one
@@ -64,26 +61,26 @@ var handoutBytes = func() []byte {
 
 // uploadBlobs creates the bucket and the sample's file, as the application
 // that stores prizes would.
-func (d *demo) uploadBlobs(ctx context.Context) error {
-	if err := d.s3.CreateBucket(ctx, linkBucket); err != nil {
+func (d *Demo) uploadBlobs(ctx context.Context) error {
+	if err := d.S3.CreateBucket(ctx, linkBucket); err != nil {
 		return err
 	}
-	return d.s3.Blob.Put(ctx, d.s3.Object(linkBucket, sampleLinkKey), []byte("the sample's prize\n"), "application/zip")
+	return d.S3.Blob.Put(ctx, d.S3.Object(linkBucket, sampleLinkKey), []byte("the sample's prize\n"), "application/zip")
 }
 
-func (d *demo) receive(ctx context.Context) error {
-	step("ReceiveLink: uploading a handout to versitygw and sharing it for %s", handoutTTL)
-	if err := d.s3.Blob.Put(ctx, d.s3.Object(linkBucket, handoutKey), handoutBytes, "application/pdf"); err != nil {
+func (d *Demo) receive(ctx context.Context) error {
+	Step("ReceiveLink: uploading a handout to versitygw and sharing it for %s", handoutTTL)
+	if err := d.S3.Blob.Put(ctx, d.S3.Object(linkBucket, handoutKey), handoutBytes, "application/pdf"); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(handoutBytes)
 	fmt.Printf("    uploaded s3://%s/%s (%d bytes, sha256 %s)\n", linkBucket, handoutKey, len(handoutBytes), hex.EncodeToString(sum[:])[:16])
-	l := &v1alpha1.ReceiveLink{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "handout-bob"}}
+	l := &v1alpha1.ReceiveLink{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "handout-bob"}}
 	l.Spec.Blob = v1alpha1.BlobLocation{Bucket: linkBucket, Key: handoutKey, CredentialsSecretRef: v1alpha1.SecretReference{Name: "blob-credentials"}}
 	l.Spec.TTL = &metav1.Duration{Duration: handoutTTL}
 	l.Spec.Owner = "owner-1"
 	l.Spec.Receiver.Name = "bob"
-	if err := d.c.Create(ctx, l); err != nil {
+	if err := d.C.Create(ctx, l); err != nil {
 		return err
 	}
 	for _, name := range []string{"prize-alice", l.Name} {
@@ -93,23 +90,23 @@ func (d *demo) receive(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := d.c.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
 		return err
 	}
 	var share corev1.Secret
-	if err := d.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: l.Status.ShareSecretName}, &share); err != nil {
+	if err := d.C.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: l.Status.ShareSecretName}, &share); err != nil {
 		return err
 	}
 	shareURL := string(share.Data[linktoken.ShareURL])
 	fmt.Printf("    the share URL is in Secret %s (key %s); status holds only key id %q; expires at %s\n",
 		share.Name, linktoken.ShareURL, l.Status.KeyID, l.Status.ExpiresAt.UTC().Format(time.RFC3339))
 
-	step("resolving the short link as a receiver's browser would (302 to a presigned versitygw URL)")
+	Step("resolving the short link as a receiver's browser would (302 to a presigned versitygw URL)")
 	noFollow := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	var loc string
 	// The webhook's cache sees the short-token object a moment after the
 	// link is Ready.
-	if err := poll(ctx, 10*time.Second, func() (bool, error) {
+	if err := Poll(ctx, 10*time.Second, func() (bool, error) {
 		resp, err := noFollow.Get(shareURL)
 		if err != nil {
 			return false, err
@@ -136,7 +133,7 @@ func (d *demo) receive(ctx context.Context) error {
 		return fmt.Errorf("the download is not the handout: %d, %d bytes", resp.StatusCode, len(got))
 	}
 
-	step("waiting for the expiry instant")
+	Step("waiting for the expiry instant")
 	if err := sleep(ctx, time.Until(l.Status.ExpiresAt.Time)+time.Second); err != nil {
 		return err
 	}
@@ -156,12 +153,12 @@ func (d *demo) receive(ctx context.Context) error {
 		return err
 	}
 	late := l.Status.BlobDeletedAt.Sub(l.Status.ExpiresAt.Time)
-	_, err = d.s3.Blob.Head(ctx, d.s3.Object(linkBucket, handoutKey))
+	_, err = d.S3.Blob.Head(ctx, d.S3.Object(linkBucket, handoutKey))
 	fmt.Printf("    phase %s, blob deleted %s after expiry; HEAD on versitygw: %v\n", l.Status.Phase, late, err)
 	if !errors.Is(err, blob.ErrNotFound) {
 		return fmt.Errorf("the expired link's blob is still in versitygw (HEAD: %w)", err)
 	}
-	if err := d.c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: share.Name}, &share); err == nil {
+	if err := d.C.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: share.Name}, &share); err == nil {
 		return errors.New("the expired link's share Secret is still there")
 	}
 	fmt.Printf("    the share Secret is deleted; the link object stays %s (spec.retention), answering 410 until then\n", l.Spec.Retention.Duration)
@@ -178,8 +175,8 @@ func redactShort(u string) string {
 	return u[:i+3] + "…"
 }
 
-func (d *demo) waitLink(ctx context.Context, name, what string, ok func(*v1alpha1.ReceiveLink) bool) (*v1alpha1.ReceiveLink, error) {
-	l, err := waitObject(ctx, d.c, types.NamespacedName{Namespace: namespace, Name: name}, time.Minute, ok)
+func (d *Demo) waitLink(ctx context.Context, name, what string, ok func(*v1alpha1.ReceiveLink) bool) (*v1alpha1.ReceiveLink, error) {
+	l, err := waitObject(ctx, d.C, types.NamespacedName{Namespace: Namespace, Name: name}, time.Minute, ok)
 	if err != nil {
 		return nil, fmt.Errorf("ReceiveLink %s never %s (conditions %v): %w", name, what, l.Status.Conditions, err)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package scenario
 
 import (
 	"bytes"
@@ -53,8 +53,8 @@ const (
 
 // calendar connects the sample CalendarWatch, cancels an event and shows
 // its appointment deleted, then shows a channel renewal.
-func (d *demo) calendar(ctx context.Context, sandboxURL, webhookURL string) error {
-	step("CalendarWatch: connecting Google Calendar through the OAuth routes, as a browser would")
+func (d *Demo) calendar(ctx context.Context, sandboxURL, webhookURL string) error {
+	Step("CalendarWatch: connecting Google Calendar through the OAuth routes, as a browser would")
 	if err := d.connectCalendar(ctx, webhookURL); err != nil {
 		return err
 	}
@@ -70,26 +70,26 @@ func (d *demo) calendar(ctx context.Context, sandboxURL, webhookURL string) erro
 	fmt.Printf("    channel %s (resource %s), expires %s: the sandbox grants at most %s\n",
 		w.Status.Channel.ID, w.Status.Channel.ResourceID, w.Status.Channel.Expiration.UTC().Format(time.RFC3339), calendarChannelTTL)
 
-	step("CalendarWatch: the push route refuses what Google would not send")
+	Step("CalendarWatch: the push route refuses what Google would not send")
 	if err := checkCalendarPush(webhookURL, w.Status.Channel.ID); err != nil {
 		return err
 	}
 
-	step("CalendarWatch: an event is cancelled in Google Calendar; its appointment is deleted")
+	Step("CalendarWatch: an event is cancelled in Google Calendar; its appointment is deleted")
 	if err := d.cancelAppointment(ctx, sandboxURL); err != nil {
 		return err
 	}
 
-	step("CalendarWatch: the push channel is renewed (new channel first, then the old one stopped)")
+	Step("CalendarWatch: the push channel is renewed (new channel first, then the old one stopped)")
 	return d.renewal(ctx, sandboxURL)
 }
 
 // connectCalendar creates the empty token Secret the sample names, reads
 // the one-use connect link and follows it through the sandbox's consent to
 // the callback.
-func (d *demo) connectCalendar(ctx context.Context, webhookURL string) error {
-	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "calendar-token", Namespace: namespace}}
-	if err := d.c.Create(ctx, tok); err != nil {
+func (d *Demo) connectCalendar(ctx context.Context, webhookURL string) error {
+	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "calendar-token", Namespace: Namespace}}
+	if err := d.C.Create(ctx, tok); err != nil {
 		return fmt.Errorf("create Secret calendar-token: %w", err)
 	}
 	fmt.Println("    Secret calendar-token created empty (the callback fills it); google-client holds the OAuth client")
@@ -106,7 +106,7 @@ func (d *demo) connectCalendar(ctx context.Context, webhookURL string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", namespace, calendarWatch)
+	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", Namespace, calendarWatch)
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	next := link
 	for hop := 0; ; hop++ {
@@ -171,7 +171,7 @@ func checkCalendarPush(webhookURL, channelID string) error {
 // cancelAppointment creates two events and an appointment ConfigMap for
 // each, cancels one event in the sandbox's calendar, and waits for its
 // appointment to be deleted by the push → sync → delete path.
-func (d *demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
+func (d *Demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 	start := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
 	visit, err := createEvent(sandboxURL, "Visit: ACME plant tour", start)
 	if err != nil {
@@ -183,18 +183,18 @@ func (d *demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 	}
 	fmt.Printf("    POST /_sandbox/calendar/calendars/primary/events: %q → %s, %q → %s\n", "Visit: ACME plant tour", visit, "Seller meeting", seller)
 	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Name: "visit-acme", Namespace: namespace, Labels: map[string]string{eventIDLabel: visit}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "visit-acme", Namespace: Namespace, Labels: map[string]string{eventIDLabel: visit}},
 			Data: map[string]string{"customer": "ACME", "start": start.Format(time.RFC3339)}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "seller", Namespace: namespace, Labels: map[string]string{eventIDLabel: seller}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "seller", Namespace: Namespace, Labels: map[string]string{eventIDLabel: seller}},
 			Data: map[string]string{"customer": "Seller Co.", "start": start.Add(2 * time.Hour).Format(time.RFC3339)}},
 	} {
-		if err := d.c.Create(ctx, cm); err != nil {
+		if err := d.C.Create(ctx, cm); err != nil {
 			return fmt.Errorf("create ConfigMap %s: %w", cm.Name, err)
 		}
 		fmt.Printf("    ConfigMap %s labelled %s=%s\n", cm.Name, eventIDLabel, cm.Labels[eventIDLabel])
 	}
 	before := &v1alpha1.CalendarWatch{}
-	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, before); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: calendarWatch}, before); err != nil {
 		return err
 	}
 
@@ -212,7 +212,7 @@ func (d *demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 
 	deadline := cancelled.Add(60 * time.Second)
 	for {
-		err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "visit-acme"}, &corev1.ConfigMap{})
+		err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "visit-acme"}, &corev1.ConfigMap{})
 		if apierrors.IsNotFound(err) {
 			break
 		}
@@ -235,7 +235,7 @@ func (d *demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 	fmt.Printf("    Event %s %s (regarding calendarwatch/%s, related %s/%s): %s\n",
 		ev.Type, ev.Reason, ev.Regarding.Name, strings.ToLower(relatedKind(ev)), relatedName(ev), ev.Note)
 
-	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "seller"}, &corev1.ConfigMap{}); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "seller"}, &corev1.ConfigMap{}); err != nil {
 		return fmt.Errorf("the seller ConfigMap, whose event still exists: %w", err)
 	}
 	fmt.Printf("    ConfigMap seller is still there (its event %s was not cancelled)\n", seller)
@@ -258,9 +258,9 @@ func (d *demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 
 // renewal waits for the controller to replace the open channel, and for
 // the old one to be stopped.
-func (d *demo) renewal(ctx context.Context, sandboxURL string) error {
+func (d *Demo) renewal(ctx context.Context, sandboxURL string) error {
 	w := &v1alpha1.CalendarWatch{}
-	if err := d.c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, w); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: calendarWatch}, w); err != nil {
 		return err
 	}
 	old := *w.Status.Channel
@@ -317,8 +317,8 @@ func createEvent(sandboxURL, summary string, start time.Time) (string, error) {
 }
 
 // waitWatch polls the sample CalendarWatch until ok, for 60 s.
-func (d *demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.CalendarWatch) bool) (*v1alpha1.CalendarWatch, error) {
-	w, err := waitObject(ctx, d.c, client.ObjectKey{Namespace: namespace, Name: calendarWatch}, 60*time.Second, ok)
+func (d *Demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.CalendarWatch) bool) (*v1alpha1.CalendarWatch, error) {
+	w, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: calendarWatch}, 60*time.Second, ok)
 	if err != nil {
 		return nil, fmt.Errorf("CalendarWatch %s: no %s: %w; conditions: %+v", calendarWatch, what, err, w.Status.Conditions)
 	}
@@ -327,11 +327,11 @@ func (d *demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.Cal
 
 // waitEvent waits for an Event of the sample CalendarWatch with this
 // reason whose note mentions text.
-func (d *demo) waitEvent(ctx context.Context, reason, text string) (*eventsv1.Event, error) {
+func (d *Demo) waitEvent(ctx context.Context, reason, text string) (*eventsv1.Event, error) {
 	var found *eventsv1.Event
-	err := poll(ctx, 30*time.Second, func() (bool, error) {
+	err := Poll(ctx, 30*time.Second, func() (bool, error) {
 		var list eventsv1.EventList
-		if err := d.c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		if err := d.C.List(ctx, &list, client.InNamespace(Namespace)); err != nil {
 			return false, err
 		}
 		for i := range list.Items {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package scenario
 
 import (
 	"bytes"
@@ -82,8 +82,8 @@ var demoSessions = func() []map[string]any {
 // sheets connects "worklog" through /oauth/sheets/…, posts the sessions to
 // the ingest route (one twice, one with a formula for a title) and prints
 // the sheet's rows from the sandbox: three rows, the formula as text.
-func (d *demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error {
-	step("SheetConnection: connecting Google Sheets through the OAuth routes, as a browser would")
+func (d *Demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error {
+	Step("SheetConnection: connecting Google Sheets through the OAuth routes, as a browser would")
 	if err := d.createWorklog(ctx, webhookURL); err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (d *demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 	ingest := webhookURL + conn.Status.IngestPath
 	fmt.Printf("    ingest URL %s (status.ingestPath)\n", ingest)
 
-	step("SheetConnection: the time tracker posts three sessions, one of them twice")
+	Step("SheetConnection: the time tracker posts three sessions, one of them twice")
 	if err := postSessions(ingest); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (d *demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 		fmt.Printf("    SheetSync %s %s: row %d (%s), attempts %d\n", s.Name, s.Status.Phase, s.Status.RowNumber, s.Status.UpdatedRange, s.Status.Attempts)
 	}
 
-	step("SheetConnection: the sheet's rows, read from the sandbox")
+	Step("SheetConnection: the sheet's rows, read from the sandbox")
 	return showSheet(sandboxURL, syncs)
 }
 
@@ -128,13 +128,13 @@ func (d *demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 // token Secret does not exist until the OAuth callback writes it, so the
 // connection starts Revoked (seed 004 §4: revoked → active when a grant is
 // stored).
-func (d *demo) createWorklog(ctx context.Context, webhookURL string) error {
-	ingestSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sheetConnection + "-ingest", Namespace: namespace},
+func (d *Demo) createWorklog(ctx context.Context, webhookURL string) error {
+	ingestSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sheetConnection + "-ingest", Namespace: Namespace},
 		StringData: map[string]string{timesheet.IngestTokenKey: sheetIngestToken}}
-	if err := d.c.Create(ctx, ingestSecret); err != nil {
+	if err := d.C.Create(ctx, ingestSecret); err != nil {
 		return fmt.Errorf("create Secret %s: %w", ingestSecret.Name, err)
 	}
-	sc := &v1alpha1.SheetConnection{ObjectMeta: metav1.ObjectMeta{Name: sheetConnection, Namespace: namespace}}
+	sc := &v1alpha1.SheetConnection{ObjectMeta: metav1.ObjectMeta{Name: sheetConnection, Namespace: Namespace}}
 	sc.Spec.SpreadsheetID = demoSpreadsheet
 	sc.Spec.Sheet.Title = sheetTab
 	sc.Spec.OAuth.ClientSecretRef.Name = "google-client"
@@ -146,7 +146,7 @@ func (d *demo) createWorklog(ctx context.Context, webhookURL string) error {
 		"id": "Session ID", "title": "B", "startedAt": "Started", "endedAt": "Ended",
 		"durationSeconds": "E", "project": "Project", "tags": "Tags",
 	}
-	if err := d.c.Create(ctx, sc); err != nil {
+	if err := d.C.Create(ctx, sc); err != nil {
 		return fmt.Errorf("create SheetConnection %s: %w", sheetConnection, err)
 	}
 	fmt.Printf("    SheetConnection %s → tab %q of spreadsheet %s; Secret %s-ingest; %s-token is written by the callback\n",
@@ -173,12 +173,12 @@ func (d *demo) createWorklog(ctx context.Context, webhookURL string) error {
 
 // browse follows the one-use connect link of target/name through the
 // sandbox's consent page to the webhook's callback.
-func (d *demo) browse(ctx context.Context, webhookURL, target, name string) error {
+func (d *Demo) browse(ctx context.Context, webhookURL, target, name string) error {
 	link, err := d.connectLink(ctx, webhookURL, target, name)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", namespace, name)
+	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", Namespace, name)
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	next := link
 	for hop := 0; hop < 3; hop++ {
@@ -196,7 +196,7 @@ func (d *demo) browse(ctx context.Context, webhookURL, target, name string) erro
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Connected")) {
 			return fmt.Errorf("OAuth callback answered %d: %s", resp.StatusCode, body)
 		}
-		fmt.Printf("    callback answered 200 \"Connected\": Secret %s/%s-token now holds the grant\n", namespace, name)
+		fmt.Printf("    callback answered 200 \"Connected\": Secret %s/%s-token now holds the grant\n", Namespace, name)
 		return nil
 	}
 	return errors.New("the OAuth flow did not reach the callback in 3 hops")
@@ -256,11 +256,11 @@ func post(u, token string, in any) (int, []byte, error) {
 
 // waitSyncs waits until the connection's n SheetSyncs are Succeeded and
 // returns them by row.
-func (d *demo) waitSyncs(ctx context.Context, n int) ([]v1alpha1.SheetSync, error) {
+func (d *Demo) waitSyncs(ctx context.Context, n int) ([]v1alpha1.SheetSync, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var list v1alpha1.SheetSyncList
-		if err := d.c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{timesheet.ConnectionLabel: sheetConnection}); err != nil {
+		if err := d.C.List(ctx, &list, client.InNamespace(Namespace), client.MatchingLabels{timesheet.ConnectionLabel: sheetConnection}); err != nil {
 			return nil, err
 		}
 		done := 0
@@ -348,8 +348,8 @@ func serialTime(v string, loc *time.Location) string {
 }
 
 // waitConnection polls the demo's SheetConnection until ok, for 60 s.
-func (d *demo) waitConnection(ctx context.Context, what string, ok func(*v1alpha1.SheetConnection) bool) (*v1alpha1.SheetConnection, error) {
-	c, err := waitObject(ctx, d.c, client.ObjectKey{Namespace: namespace, Name: sheetConnection}, 60*time.Second, ok)
+func (d *Demo) waitConnection(ctx context.Context, what string, ok func(*v1alpha1.SheetConnection) bool) (*v1alpha1.SheetConnection, error) {
+	c, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: sheetConnection}, 60*time.Second, ok)
 	if err != nil {
 		return nil, fmt.Errorf("SheetConnection %s: not %s: %w; phase %q, conditions: %+v", sheetConnection, what, err, c.Status.Phase, c.Status.Conditions)
 	}
