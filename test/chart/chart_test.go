@@ -100,6 +100,10 @@ var matrix = map[string]valueSet{
 		},
 		managerReplicas: 3, webhookReplicas: 3,
 	},
+	"the webhook Service a NodePort on a chosen port": {
+		values:          map[string]any{"webhook.service": map[string]any{"type": "NodePort", "port": 80, "nodePort": 30080}},
+		managerReplicas: 1, webhookReplicas: 2,
+	},
 	"the CRDs off": {
 		values:          map[string]any{"crds.enabled": false},
 		managerReplicas: 1, webhookReplicas: 2,
@@ -384,6 +388,17 @@ func checkOptional(t *testing.T, objs []*unstructured.Unstructured, values map[s
 	}
 	if count("Service") != wantServices {
 		t.Errorf("%d Services rendered, want %d", count("Service"), wantServices)
+	}
+	// The webhook's node port only when asked for (kube-proxy's address of
+	// choice otherwise).
+	var wantNodePort int32
+	if svc, ok := values["webhook.service"].(map[string]any); ok {
+		wantNodePort = int32(svc["nodePort"].(int)) //nolint:gosec // a test's own small constant
+	}
+	for _, u := range ofKind(objs, "Service") {
+		if svc := typed[corev1.Service](t, u); svc.Name == "sb-switchboard-webhook" && svc.Spec.Ports[0].NodePort != wantNodePort {
+			t.Errorf("the webhook Service's nodePort is %d, want %d", svc.Spec.Ports[0].NodePort, wantNodePort)
+		}
 	}
 	if (count("PrometheusRule") == 1) != (values["prometheusRule.enabled"] == true) {
 		t.Errorf("%d PrometheusRules rendered, prometheusRule.enabled = %v", count("PrometheusRule"), values["prometheusRule.enabled"])
