@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -55,6 +56,10 @@ const (
 	// DefaultShutdownTimeout is how long in-flight requests may finish on
 	// SIGTERM.
 	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultShutdownDelay is the --shutdown-delay default: a few of
+	// kube-proxy's one-second syncs, for the endpoints to drop a stopping
+	// pod before it refuses connections.
+	DefaultShutdownDelay = 5 * time.Second
 	// DefaultMaxHeaderBytes caps request headers.
 	DefaultMaxHeaderBytes = 64 << 10
 )
@@ -73,6 +78,12 @@ type Options struct {
 	MaxBodyBytes int64
 	// Timeouts (the defaults when zero).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
+	// ShutdownDelay is how long the server keeps serving after it is told
+	// to stop, before it closes its listener: /readyz fails at once and
+	// every answer carries "Connection: close", so that the endpoints drop
+	// the pod and kube-proxy and load balancers route new connections
+	// elsewhere before this one refuses them. Zero stops at once.
+	ShutdownDelay time.Duration
 	// RateLimit is the per-client limit; zero Rate disables it.
 	RateLimit RateLimit
 	// Ready reports whether the server can serve (the informer cache is
@@ -94,6 +105,10 @@ type Server struct {
 	mux     *http.ServeMux
 	limiter *limiter
 	metrics *metrics
+	// draining is set once the server was told to stop (ShutdownDelay).
+	draining atomic.Bool
+	// after is time.After, or a test's clock.
+	after func(time.Duration) <-chan time.Time
 }
 
 // NewServer builds a server serving the given route families.
@@ -129,7 +144,7 @@ func NewServer(opts Options, deps Deps, families ...Family) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m}
+	s := &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m, after: time.After}
 
 	// Seed 000 §6.1: GET / is a health check. It says only "ok": the
 	// probes and metrics, which say more, are on their own listeners.
@@ -181,7 +196,19 @@ func (s *Server) handle(family string, rt Route) (err error) {
 // Handler is the public listener's handler: the whole middleware chain
 // around GET / and the route families.
 func (s *Server) Handler() http.Handler {
-	return s.withRequestID(s.withRecover(s.withMetrics(s.withRateLimit(s.withBodyLimit(http.HandlerFunc(s.route))))))
+	return s.withDrain(s.withRequestID(s.withRecover(s.withMetrics(s.withRateLimit(s.withBodyLimit(http.HandlerFunc(s.route)))))))
+}
+
+// withDrain asks each client to close its connection once the server is
+// draining, so that its next request opens a new one, which the Service
+// sends to a pod that is not stopping.
+func (s *Server) withDrain(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // route dispatches to the mux, answering unknown paths and wrong methods in
@@ -234,6 +261,10 @@ func opsHandler(mux *http.ServeMux) http.Handler {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		WriteError(w, Errorf(http.StatusServiceUnavailable, "shutting down"))
+		return
+	}
 	if s.opts.Ready != nil {
 		if err := s.opts.Ready(r); err != nil {
 			WriteError(w, Errorf(http.StatusServiceUnavailable, "not ready: %v", err))
@@ -421,6 +452,23 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 	return s.ServeListeners(ctx, l)
 }
 
+// drain keeps serving for ShutdownDelay with /readyz failing and every
+// answer closing its connection; a listener that fails meanwhile ends it
+// early, with its error.
+func (s *Server) drain(errc <-chan error) error {
+	s.draining.Store(true)
+	if s.opts.ShutdownDelay <= 0 {
+		return nil
+	}
+	s.opts.Log.Info("draining webhook server: not ready, still serving", "delay", s.opts.ShutdownDelay)
+	select {
+	case err := <-errc:
+		return err
+	case <-s.after(s.opts.ShutdownDelay):
+		return nil
+	}
+}
+
 // Serve serves the public routes on ln only (no metrics, no probes), as
 // tests and benchmarks that embed the server need.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -459,6 +507,7 @@ func (s *Server) ServeListeners(ctx context.Context, l Listeners) error {
 	case first = <-errc:
 		// A listener failed: stop the others too.
 	case <-ctx.Done():
+		first = s.drain(errc)
 		s.opts.Log.Info("shutting down webhook server", "timeout", s.opts.ShutdownTimeout)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)

@@ -431,9 +431,10 @@ func TestConflictingRoutesAreAnError(t *testing.T) {
 }
 
 func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
-	release := make(chan struct{})
+	arrived, release := make(chan struct{}), make(chan struct{})
 	slow := Family{Name: "slow", Routes: func(Deps) []Route {
 		return []Route{{Pattern: "GET /slow", Handler: func(w http.ResponseWriter, r *http.Request) error {
+			close(arrived)
 			<-release
 			WriteJSON(w, 200, map[string]bool{"done": true})
 			return nil
@@ -444,13 +445,14 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
 
 	got := make(chan int, 1)
 	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/slow")
+		resp, err := http.Get("http://" + addr + "/slow")
 		if err != nil {
 			got <- -1
 			return
@@ -458,14 +460,90 @@ func TestShutdownLetsInFlightRequestsFinish(t *testing.T) {
 		resp.Body.Close()
 		got <- resp.StatusCode
 	}()
-	time.Sleep(100 * time.Millisecond) // let the request arrive
+	<-arrived
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// The listener closes when the shutdown begins: new connections are
+	// refused while the request is still in flight.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts connections 30s after the shutdown began")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(release)
 	if code := <-got; code != 200 {
 		t.Fatalf("in-flight request got %d, want 200", code)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+// On SIGTERM the server first drains for ShutdownDelay: /readyz fails so
+// the endpoints drop the pod, requests are still served but each closes its
+// connection, and only then does the listener close.
+func TestShutdownDelayServesNotReadyThenStops(t *testing.T) {
+	s, err := NewServer(Options{Log: logr.Discard(), ShutdownDelay: time.Hour}, Deps{}, testFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delayed := make(chan time.Duration, 1)
+	fire := make(chan time.Time)
+	s.after = func(d time.Duration) <-chan time.Time { delayed <- d; return fire }
+	var l Listeners
+	for _, into := range []*net.Listener{&l.Public, &l.Probes} {
+		if *into, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	public, probes := "http://"+l.Public.Addr().String(), "http://"+l.Probes.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeListeners(ctx, l) }()
+	if code, _ := get(t, probes+"/readyz"); code != 200 {
+		t.Fatalf("/readyz before SIGTERM = %d", code)
+	}
+	resp, err := http.Get(public + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Close {
+		t.Fatal("a request before SIGTERM was told to close its connection")
+	}
+
+	cancel()
+	if d := <-delayed; d != time.Hour {
+		t.Fatalf("the drain waits %s, want ShutdownDelay", d)
+	}
+	if code, body := get(t, probes+"/readyz"); code != 503 || !strings.Contains(body, "shutting down") {
+		t.Fatalf("/readyz while draining = %d %s, want 503 shutting down", code, body)
+	}
+	resp, err = http.Get(public + "/")
+	if err != nil {
+		t.Fatalf("a request while draining: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("a request while draining = %d (close %v), want 200 with Connection: close", resp.StatusCode, resp.Close)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the server stopped before ShutdownDelay: %v", err)
+	default:
+	}
+
+	close(fire)
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if c, err := net.Dial("tcp", l.Public.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the public listener accepts connections after the shutdown")
 	}
 }
