@@ -124,6 +124,7 @@ func (n *Notion) Register(s *Server) {
 	s.Handle(NotionOAuthAuthorize, "GET /notion/v1/oauth/authorize", n.consentPage)
 	s.HandleAdmin("POST /_sandbox/notion/rows", n.adminAddRow)
 	s.HandleAdmin("GET /_sandbox/notion/pages/{id}", n.adminRow)
+	s.HandleAdmin("GET /_sandbox/notion/pages/{id}/updates", n.adminUpdates)
 	n.registerAPI(s)
 }
 
@@ -267,6 +268,17 @@ func (n *Notion) adminAddRow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"page_id": n.AddRow(req.DatabaseID, req.Values)})
+}
+
+// adminUpdates answers {"updates": N}: how many times the API updated the
+// page.
+func (n *Notion) adminUpdates(w http.ResponseWriter, r *http.Request) {
+	u := n.Updates(r.PathValue("id"))
+	if u < 0 {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such page"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"updates": u})
 }
 
 // adminRow shows a database page's values as plain text and numbers.

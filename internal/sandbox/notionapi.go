@@ -54,6 +54,9 @@ type notionPage struct {
 	id, workspace, title, parentDB string         // title for workspace pages; parentDB for database rows
 	values                         map[string]any // property name → value in Notion's response shape
 	created, edited                time.Time
+	// updates counts the API's successful PATCHes of the page, for tests
+	// that a page was written exactly once (Updates).
+	updates int
 }
 
 // notionState is the API's data, kept with the OAuth grants in Notion.
@@ -171,6 +174,18 @@ func (n *Notion) Row(pageID string) map[string]any {
 		out[k] = valueToPlain(v)
 	}
 	return out
+}
+
+// Updates returns how many times the API updated a page (PATCH
+// /v1/pages/{id} answered 200); -1 for a page that does not exist.
+func (n *Notion) Updates(pageID string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.state().pages[normID(pageID)]
+	if p == nil {
+		return -1
+	}
+	return p.updates
 }
 
 // RichTextChunks returns how many rich text items a page property holds.
@@ -769,6 +784,7 @@ func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, ws string) {
 	for k, v := range updates {
 		p.values[k] = v
 	}
+	p.updates++
 	p.edited = s.tick()
 	writeJSON(w, http.StatusOK, p.object(s))
 }

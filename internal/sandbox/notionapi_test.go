@@ -103,6 +103,14 @@ func TestNotionAnswersAnUpdateThatCollidesWith409(t *testing.T) {
 	if status, got := a.call(http.MethodPatch, "/pages/"+page, body); status != 200 || a.n.Row(page)["Link"] != "https://arxiv.org/abs/2301.12345" {
 		t.Fatalf("the next update: %d %v", status, got)
 	}
+	// Only the update that was saved counts (the exactly-once checks of
+	// make e2e read it).
+	if n := a.n.Updates(page); n != 1 {
+		t.Fatalf("Updates = %d after a refused, a collided and a saved update; want 1", n)
+	}
+	if n := a.n.Updates("00000000-0000-4000-8000-000000000000"); n != -1 {
+		t.Fatalf("Updates of a page that does not exist = %d, want -1", n)
+	}
 }
 
 func TestNotionSearchServesShortPages(t *testing.T) {
