@@ -71,8 +71,6 @@ type demo struct {
 	walk     scenario.Demo
 }
 
-func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
-
 func (d *demo) run(ctx context.Context) error {
 	if err := os.MkdirAll(d.dir, 0o755); err != nil {
 		return err
@@ -80,7 +78,7 @@ func (d *demo) run(ctx context.Context) error {
 	abs, _ := filepath.Abs(d.dir)
 	d.dir = abs
 
-	step("starting etcd and kube-apiserver on loopback")
+	scenario.Step("starting etcd and kube-apiserver on loopback")
 	scheme := setup.Scheme()
 	d.env = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
@@ -98,9 +96,9 @@ func (d *demo) run(ctx context.Context) error {
 	if d.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}
-	step("CRDs installed: %d", len(d.env.CRDs))
+	scenario.Step("CRDs installed: %d", len(d.env.CRDs))
 
-	step("installing the chart's ServiceAccounts and RBAC for a namespaced install")
+	scenario.Step("installing the chart's ServiceAccounts and RBAC for a namespaced install")
 	managerKC, webhookKC, err := d.installRBAC(ctx, kcPath)
 	if err != nil {
 		return err
@@ -116,7 +114,7 @@ func (d *demo) run(ctx context.Context) error {
 	sandboxURL := "http://" + ports[0]
 	webhookURL := "http://" + ports[1]
 
-	step("starting the sandbox on %s", sandboxURL)
+	scenario.Step("starting the sandbox on %s", sandboxURL)
 	seedPath := filepath.Join(d.dir, "sandbox-seed.json")
 	if err := os.WriteFile(seedPath, scenario.SandboxSeed(), 0o600); err != nil {
 		return err
@@ -132,7 +130,7 @@ func (d *demo) run(ctx context.Context) error {
 		upstreams = append(upstreams, "--upstream", f)
 	}
 
-	step("starting a real S3 server (versitygw, posix backend) on loopback")
+	scenario.Step("starting a real S3 server (versitygw, posix backend) on loopback")
 	s3, err := testenv.StartS3()
 	if err != nil {
 		return err
@@ -145,7 +143,7 @@ func (d *demo) run(ctx context.Context) error {
 	// The last --upstream of a name wins: S3 is versitygw, not the sandbox.
 	upstreams = append(upstreams, "--upstream", "s3="+s3.Endpoint)
 
-	step("starting the manager")
+	scenario.Step("starting the manager")
 	mgrArgs := append([]string{"--kubeconfig", managerKC, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
 		"--public-url", webhookURL}, append(scope, upstreams...)...)
 	if err := d.start("manager", mgrArgs...); err != nil {
@@ -155,7 +153,7 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("manager: %w", err)
 	}
 
-	step("starting the webhook server on %s", webhookURL)
+	scenario.Step("starting the webhook server on %s", webhookURL)
 	whArgs := append([]string{"--kubeconfig", webhookKC, "--bind-address", ports[1], "--public-url", webhookURL,
 		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5]}, append(scope, upstreams...)...)
 	if err := d.start("webhook", whArgs...); err != nil {
@@ -165,7 +163,7 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("webhook: %w", err)
 	}
 
-	step("stocking a slide in the second watched namespace and one in an unwatched namespace")
+	scenario.Step("stocking a slide in the second watched namespace and one in an unwatched namespace")
 	if err := d.otherTeams(ctx); err != nil {
 		return err
 	}
@@ -175,12 +173,12 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 
-	step("a second watched team's stock is Ready, an unwatched team's untouched, and no RBAC refusal")
+	scenario.Step("a second watched team's stock is Ready, an unwatched team's untouched, and no RBAC refusal")
 	if err := d.checkConfinement(ctx); err != nil {
 		return err
 	}
 
-	step("kubectl get switchboard -A")
+	scenario.Step("kubectl get switchboard -A")
 	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "get", "switchboard", "-A").CombinedOutput()
 	fmt.Print(string(out))
 	if err != nil {
@@ -190,7 +188,7 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("kubectl listed %d resources, want the 7 samples", n)
 	}
 
-	step("kubectl explain slidestock.spec.url")
+	scenario.Step("kubectl explain slidestock.spec.url")
 	out, err = exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "explain", "slidestock.spec.url").CombinedOutput()
 	fmt.Print(string(out))
 	if err != nil {
@@ -200,7 +198,7 @@ func (d *demo) run(ctx context.Context) error {
 		return errors.New("kubectl explain shows no field description")
 	}
 
-	step("helm template charts/switchboard | kubectl apply --dry-run=server -f -")
+	scenario.Step("helm template charts/switchboard | kubectl apply --dry-run=server -f -")
 	if err := d.chartDryRun(ctx, kcPath); err != nil {
 		return err
 	}

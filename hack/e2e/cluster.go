@@ -97,6 +97,11 @@ func (e *e2e) upstreamsUp(ctx context.Context) error {
 		// webhook Service's node port, on the node's address.
 		"publicURL": publicURL,
 		"webhook":   map[string]any{"service": map[string]any{"type": "NodePort", "nodePort": webhookNodePort}},
+		// A leader and a hot standby, for the leader's loss.
+		"manager": map[string]any{"replicas": 2},
+		// Every webhook request with its route, status and duration, in
+		// the pod logs kept in logs/pods.
+		"log": map[string]any{"level": "debug"},
 	}
 	b, err := yaml.Marshal(values)
 	if err != nil {
@@ -197,6 +202,9 @@ func (e *e2e) teardown() error {
 	// Pods first, while kubelet runs: it stops their containers and has
 	// the CNI plugin remove their network namespaces, veths and addresses.
 	// The controllers go before, so that nothing replaces them.
+	if e.running("kube-apiserver") && e.c != nil {
+		e.savePodLogs(ctx)
+	}
 	if e.running("kubelet") && e.running("kube-apiserver") && e.c != nil {
 		for _, n := range []string{"kube-controller-manager", "kube-scheduler"} {
 			if pr := e.procs[n]; pr != nil {
@@ -221,6 +229,28 @@ func (e *e2e) teardown() error {
 		}
 	}
 	return e.cleanHost()
+}
+
+// savePodLogs keeps every pod's log and the cluster's Events in
+// logs/pods/, before the pods and their logs go.
+func (e *e2e) savePodLogs(ctx context.Context) {
+	dir := filepath.Join(e.p.logs(), "pods")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Printf("    pod logs: %v\n", err)
+		return
+	}
+	var list corev1.PodList
+	if err := e.c.List(ctx, &list); err != nil {
+		fmt.Printf("    pod logs: %v\n", err)
+		return
+	}
+	for _, p := range list.Items {
+		out, _ := e.kubectl(ctx, "logs", "--namespace", p.Namespace, p.Name, "--all-containers", "--timestamps")
+		_ = os.WriteFile(filepath.Join(dir, p.Namespace+"_"+p.Name+".log"), []byte(out), 0o644)
+	}
+	events, _ := e.kubectl(ctx, "get", "events", "--all-namespaces", "--sort-by=.lastTimestamp")
+	_ = os.WriteFile(filepath.Join(dir, "events.txt"), []byte(events), 0o644)
+	fmt.Printf("    kept %d pods' logs and the Events in %s\n", len(list.Items), dir)
 }
 
 // running reports whether the program name was started and still runs.

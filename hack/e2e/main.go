@@ -62,6 +62,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
@@ -81,6 +82,8 @@ type e2e struct {
 	// sandboxURL is the sandbox's base URL; s3 the versitygw.
 	sandboxURL string
 	s3         *testenv.S3
+	// load is the traffic the platform operations run under.
+	load *load
 	// timings of each step, printed at the end.
 	timings []timing
 }
@@ -131,7 +134,7 @@ func main() {
 	if runErr != nil {
 		fmt.Fprintf(os.Stderr, "\ne2e FAILED: %v\nlogs: %s\n", runErr, e.p.logs())
 	}
-	step("tearing down")
+	scenario.Step("tearing down")
 	t := time.Now()
 	downErr := e.teardown()
 	e.timings = append(e.timings, timing{"tear-down and host check", time.Since(t)})
@@ -156,11 +159,9 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
-
 // timed runs f as one step of the run, with its duration recorded.
 func (e *e2e) timed(name string, f func() error) error {
-	step("%s", name)
+	scenario.Step("%s", name)
 	t := time.Now()
 	err := f()
 	e.timings = append(e.timings, timing{name, time.Since(t)})
@@ -185,6 +186,10 @@ func (e *e2e) run(ctx context.Context) error {
 		{"helm install charts/switchboard, Deployments Available", e.install},
 		{"smoke check through the webhook Service", e.smoke},
 		{"every kind end to end through the webhook's node port", e.walk},
+		{"helm upgrade to a new image tag, under load", e.upgrade},
+		{"the manager leader's Pod deleted, under load", e.leaderLoss},
+		{"a webhook Pod evicted, under load", e.webhookLoss},
+		{"helm uninstall, helm install again", e.reinstall},
 	}
 	for _, s := range steps {
 		if err := e.timed(s.name, func() error { return s.f(ctx) }); err != nil {
@@ -231,8 +236,8 @@ func (e *e2e) preflight() error {
 	}
 	// Earlier runs' logs go; this run's are appended to fresh files.
 	old, _ := filepath.Glob(filepath.Join(e.p.logs(), "*.log"))
-	for _, f := range old {
-		_ = os.Remove(f)
+	for _, f := range append(old, filepath.Join(e.p.logs(), "pods")) {
+		_ = os.RemoveAll(f)
 	}
 	e.before = snapshot(e.p.work)
 	b, _ := json.MarshalIndent(e.before, "", " ")
@@ -268,8 +273,8 @@ func (e *e2e) bridge() error {
 }
 
 // start runs a program of the node and remembers it for the tear-down.
-func (e *e2e) start(name, bin string, args []string, env ...string) (*proc, error) {
-	pr, err := startProc(e.p, name, bin, args, env...)
+func (e *e2e) start(name, bin string, args []string) (*proc, error) {
+	pr, err := startProc(e.p, name, bin, args)
 	if err != nil {
 		return nil, err
 	}

@@ -40,14 +40,13 @@ type proc struct {
 	err  error
 }
 
-func startProc(p paths, name, bin string, args []string, env ...string) (*proc, error) {
+func startProc(p paths, name, bin string, args []string) (*proc, error) {
 	logf, err := os.OpenFile(filepath.Join(p.logs(), name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = logf.Close()

@@ -51,8 +51,14 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
-// Namespace holds the samples and everything the walk creates.
-const Namespace = "demo"
+const (
+	// Namespace holds the samples and everything the walk creates.
+	Namespace = "demo"
+	// NotionIntegrationName is the sample integration the walk connects;
+	// ArxivLink the paper its Automation posts.
+	NotionIntegrationName = "research"
+	ArxivLink             = "https://arxiv.org/abs/2301.12345v2"
+)
 
 // Demo is one walk. C is an administrator's client; SandboxURL the
 // sandbox the binaries' upstreams point at, started with SandboxSeed and
@@ -149,7 +155,7 @@ func (d *Demo) Run(ctx context.Context, extraStaged map[string]string) error {
 	}
 
 	Step("every Switchboard object is Ready but the staged ones")
-	return d.checkTable(ctx, extraStaged)
+	return d.CheckTable(ctx, extraStaged)
 }
 
 // googleConsent runs the authorization-code flow against the sandbox's
@@ -306,7 +312,7 @@ func (d *Demo) slides(ctx context.Context) error {
 // with its database.
 func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	link, err := d.connectLink(ctx, webhookURL, "notion", "research")
+	link, err := d.connectLink(ctx, webhookURL, "notion", NotionIntegrationName)
 	if err != nil {
 		return err
 	}
@@ -342,7 +348,7 @@ func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ni := &v1alpha1.NotionIntegration{}
-		if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "research"}, ni); err != nil {
+		if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: NotionIntegrationName}, ni); err != nil {
 			return err
 		}
 		if ni.Status.ObservedGeneration == ni.Generation && ni.Status.DatabaseID != "" && meta.IsStatusConditionTrue(ni.Status.Conditions, v1alpha1.ReadyCondition) {
@@ -361,10 +367,10 @@ func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 // posts the Automation's request, and shows the page filled in.
 func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL string) error {
 	ni := &v1alpha1.NotionIntegration{}
-	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "research"}, ni); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: NotionIntegrationName}, ni); err != nil {
 		return err
 	}
-	link := "https://arxiv.org/abs/2301.12345v2"
+	link := ArxivLink
 	var row struct {
 		PageID string `json:"page_id"`
 	}

@@ -46,10 +46,12 @@ import (
 // "Time log" of the same spreadsheet, connects it through the webhook's
 // OAuth routes as a person would, and plays the time tracker.
 const (
-	sheetConnection  = "worklog"
-	sheetTab         = "Time log" // a title with a space: every A1 range quotes it
-	sheetTimeZone    = "Asia/Tokyo"
-	sheetIngestToken = "demo-worklog-ingest-0123456789abcdef"
+	// SheetConnectionName is the walk's connection; SheetIngestToken the
+	// token its ingest route wants.
+	SheetConnectionName = "worklog"
+	sheetTab            = "Time log" // a title with a space: every A1 range quotes it
+	sheetTimeZone       = "Asia/Tokyo"
+	SheetIngestToken    = "demo-worklog-ingest-0123456789abcdef"
 	// demoSpreadsheet is the sample's spreadsheet (the id in its URL).
 	demoSpreadsheet = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms"
 )
@@ -64,20 +66,39 @@ const sheetsSeed = `{"spreadsheets":[{"id":"` + demoSpreadsheet + `","timeZone":
 // demoSessions are what the time tracker posts; the first is posted twice.
 var demoSessions = func() []map[string]any {
 	start := time.Date(2026, 1, 15, 9, 0, 0, 0, time.FixedZone("JST", 9*3600))
-	s := func(id, title string, at time.Time, d time.Duration, project string, tags ...string) map[string]any {
-		m := map[string]any{"id": id, "title": title, "startedAt": at.UnixMilli(), "endedAt": at.Add(d).UnixMilli(),
-			"durationSeconds": int64(d / time.Second), "project": project}
-		if len(tags) > 0 {
-			m["tags"] = tags
-		}
-		return m
-	}
+	s := Session
 	return []map[string]any{
 		s("7c1e2a90-5b3d-4f6e-8a1b-000000000001", "Write the design doc", start, 90*time.Minute, "switchboard", "writing", "design"),
 		s("7c1e2a90-5b3d-4f6e-8a1b-000000000002", `=HYPERLINK("http://example.com","click")`, start.Add(2*time.Hour), 25*time.Minute+30*time.Second, "security"),
 		s("7c1e2a90-5b3d-4f6e-8a1b-000000000003", "Review pull requests", start.Add(4*time.Hour), 45*time.Minute, "switchboard", "review"),
 	}
 }()
+
+// Session is the body a time tracker posts to the ingest route for one
+// work session.
+func Session(id, title string, at time.Time, d time.Duration, project string, tags ...string) map[string]any {
+	m := map[string]any{"id": id, "title": title, "startedAt": at.UnixMilli(), "endedAt": at.Add(d).UnixMilli(),
+		"durationSeconds": int64(d / time.Second), "project": project}
+	if len(tags) > 0 {
+		m["tags"] = tags
+	}
+	return m
+}
+
+// SheetRows reads the rows of the walk's tab from the sandbox, the
+// header first; each row's first cell is its session's id.
+func SheetRows(sandboxURL string) ([][]string, error) {
+	resp, err := http.Get(sandboxURL + "/_sandbox/sheets/spreadsheets/" + demoSpreadsheet + "/sheets/" + url.PathEscape(sheetTab) + "/rows")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var rows [][]string
+	if err := json.NewDecoder(resp.Body).Decode(&rows); err != nil {
+		return nil, fmt.Errorf("sandbox rows: %w", err)
+	}
+	return rows, nil
+}
 
 // sheets connects "worklog" through /oauth/sheets/…, posts the sessions to
 // the ingest route (one twice, one with a formula for a title) and prints
@@ -87,7 +108,7 @@ func (d *Demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 	if err := d.createWorklog(ctx, webhookURL); err != nil {
 		return err
 	}
-	if err := d.browse(ctx, webhookURL, "sheets", sheetConnection); err != nil {
+	if err := d.browse(ctx, webhookURL, "sheets", SheetConnectionName); err != nil {
 		return err
 	}
 	conn, err := d.waitConnection(ctx, "Active and Ready", func(c *v1alpha1.SheetConnection) bool {
@@ -102,7 +123,7 @@ func (d *Demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 		cols = append(cols, f+"="+c)
 	}
 	sort.Strings(cols)
-	fmt.Printf("    SheetConnection %s %s: sheet %q (id %d) in %s, Google user %s\n", sheetConnection, conn.Status.Phase,
+	fmt.Printf("    SheetConnection %s %s: sheet %q (id %d) in %s, Google user %s\n", SheetConnectionName, conn.Status.Phase,
 		conn.Status.SheetTitle, ptrValue(conn.Status.SheetID), conn.Status.TimeZone, conn.Status.GoogleUserID)
 	fmt.Printf("    status.resolvedColumns: %s\n", strings.Join(cols, " "))
 	ingest := webhookURL + conn.Status.IngestPath
@@ -129,17 +150,17 @@ func (d *Demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 // connection starts Revoked (seed 004 §4: revoked → active when a grant is
 // stored).
 func (d *Demo) createWorklog(ctx context.Context, webhookURL string) error {
-	ingestSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: sheetConnection + "-ingest", Namespace: Namespace},
-		StringData: map[string]string{timesheet.IngestTokenKey: sheetIngestToken}}
+	ingestSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: SheetConnectionName + "-ingest", Namespace: Namespace},
+		StringData: map[string]string{timesheet.IngestTokenKey: SheetIngestToken}}
 	if err := d.C.Create(ctx, ingestSecret); err != nil {
 		return fmt.Errorf("create Secret %s: %w", ingestSecret.Name, err)
 	}
-	sc := &v1alpha1.SheetConnection{ObjectMeta: metav1.ObjectMeta{Name: sheetConnection, Namespace: Namespace}}
+	sc := &v1alpha1.SheetConnection{ObjectMeta: metav1.ObjectMeta{Name: SheetConnectionName, Namespace: Namespace}}
 	sc.Spec.SpreadsheetID = demoSpreadsheet
 	sc.Spec.Sheet.Title = sheetTab
 	sc.Spec.OAuth.ClientSecretRef.Name = "google-client"
-	sc.Spec.OAuth.TokenSecretRef.Name = sheetConnection + "-token"
-	sc.Spec.IngestTokenSecretRef.Name = sheetConnection + "-ingest"
+	sc.Spec.OAuth.TokenSecretRef.Name = SheetConnectionName + "-token"
+	sc.Spec.IngestTokenSecretRef.Name = SheetConnectionName + "-ingest"
 	// Letters and row-1 header names mixed; id mapped, so a crash between
 	// Google's write and the status write never costs a duplicate row.
 	sc.Spec.ColumnMapping = map[string]v1alpha1.ColumnRef{
@@ -147,10 +168,10 @@ func (d *Demo) createWorklog(ctx context.Context, webhookURL string) error {
 		"durationSeconds": "E", "project": "Project", "tags": "Tags",
 	}
 	if err := d.C.Create(ctx, sc); err != nil {
-		return fmt.Errorf("create SheetConnection %s: %w", sheetConnection, err)
+		return fmt.Errorf("create SheetConnection %s: %w", SheetConnectionName, err)
 	}
 	fmt.Printf("    SheetConnection %s → tab %q of spreadsheet %s; Secret %s-ingest; %s-token is written by the callback\n",
-		sheetConnection, sheetTab, demoSpreadsheet, sheetConnection, sheetConnection)
+		SheetConnectionName, sheetTab, demoSpreadsheet, SheetConnectionName, SheetConnectionName)
 	c, err := d.waitConnection(ctx, "Revoked (no grant yet)", func(c *v1alpha1.SheetConnection) bool {
 		return c.Status.Phase == v1alpha1.ConnectionRevoked
 	})
@@ -159,7 +180,7 @@ func (d *Demo) createWorklog(ctx context.Context, webhookURL string) error {
 	}
 	fmt.Printf("    before connecting: phase %s; ingest answers 409\n", c.Status.Phase)
 	if c.Status.IngestPath != "" {
-		code, body, err := post(webhookURL+c.Status.IngestPath, sheetIngestToken, demoSessions[0])
+		code, body, err := post(webhookURL+c.Status.IngestPath, SheetIngestToken, demoSessions[0])
 		if err != nil {
 			return err
 		}
@@ -216,12 +237,12 @@ func postSessions(ingest string) error {
 		return nil
 	}
 	for i, s := range demoSessions {
-		code, body, err := post(ingest, sheetIngestToken, s)
+		code, body, err := post(ingest, SheetIngestToken, s)
 		if err := want(fmt.Sprintf("POST session %d %s", i+1, s["title"]), code, body, err, http.StatusAccepted); err != nil {
 			return err
 		}
 	}
-	code, body, err := post(ingest, sheetIngestToken, demoSessions[0])
+	code, body, err := post(ingest, SheetIngestToken, demoSessions[0])
 	if err := want("POST session 1 again (the tracker retried)", code, body, err, http.StatusOK); err != nil {
 		return err
 	}
@@ -230,7 +251,7 @@ func postSessions(ingest string) error {
 		bad[k] = v
 	}
 	bad["durationSeconds"] = 60
-	code, body, err = post(ingest, sheetIngestToken, bad)
+	code, body, err = post(ingest, SheetIngestToken, bad)
 	if err := want("POST a session whose duration disagrees", code, body, err, http.StatusBadRequest); err != nil {
 		return err
 	}
@@ -260,7 +281,7 @@ func (d *Demo) waitSyncs(ctx context.Context, n int) ([]v1alpha1.SheetSync, erro
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var list v1alpha1.SheetSyncList
-		if err := d.C.List(ctx, &list, client.InNamespace(Namespace), client.MatchingLabels{timesheet.ConnectionLabel: sheetConnection}); err != nil {
+		if err := d.C.List(ctx, &list, client.InNamespace(Namespace), client.MatchingLabels{timesheet.ConnectionLabel: SheetConnectionName}); err != nil {
 			return nil, err
 		}
 		done := 0
@@ -292,15 +313,9 @@ func (d *Demo) waitSyncs(ctx context.Context, n int) ([]v1alpha1.SheetSync, erro
 // checks it: the header and three rows, the formula title as text (a
 // stored formula would show its label, "click").
 func showSheet(sandboxURL string, syncs []v1alpha1.SheetSync) error {
-	u := sandboxURL + "/_sandbox/sheets/spreadsheets/" + demoSpreadsheet + "/sheets/" + url.PathEscape(sheetTab) + "/rows"
-	resp, err := http.Get(u)
+	rows, err := SheetRows(sandboxURL)
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	var rows [][]string
-	if err := json.NewDecoder(resp.Body).Decode(&rows); err != nil {
-		return fmt.Errorf("sandbox rows: %w", err)
 	}
 	fmt.Printf("    GET /_sandbox/sheets/spreadsheets/%s/sheets/%s/rows\n", demoSpreadsheet, url.PathEscape(sheetTab))
 	loc, _ := time.LoadLocation(sheetTimeZone)
@@ -349,9 +364,9 @@ func serialTime(v string, loc *time.Location) string {
 
 // waitConnection polls the demo's SheetConnection until ok, for 60 s.
 func (d *Demo) waitConnection(ctx context.Context, what string, ok func(*v1alpha1.SheetConnection) bool) (*v1alpha1.SheetConnection, error) {
-	c, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: sheetConnection}, 60*time.Second, ok)
+	c, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: SheetConnectionName}, 60*time.Second, ok)
 	if err != nil {
-		return nil, fmt.Errorf("SheetConnection %s: not %s: %w; phase %q, conditions: %+v", sheetConnection, what, err, c.Status.Phase, c.Status.Conditions)
+		return nil, fmt.Errorf("SheetConnection %s: not %s: %w; phase %q, conditions: %+v", SheetConnectionName, what, err, c.Status.Phase, c.Status.Conditions)
 	}
 	return c, nil
 }
