@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # host-deps.sh installs what the e2e node runs from Debian's packages, when
 # missing: containerd, runc and containernetworking-plugins (the bridge,
-# host-local and loopback CNI plugins in /usr/lib/cni). It must run as root
+# host-local and loopback CNI plugins in /usr/lib/cni), and iptables and
+# nftables (kube-proxy's and kubelet's rules, and the run's listing of the
+# host's rules before and after; a fresh machine has neither). It must run as root
 # (make e2e does; the machines it is written for run everything as root).
 #
 # The versions are what Debian bookworm ships (containerd 1.6, runc 1.1,
-# plugins 1.1): the script checks the series and prints the exact versions
+# plugins 1.1, iptables 1.8, nftables 1.0): the script checks the series and prints the exact versions
 # it found, so each run's log records them. A machine with another series
 # fails here with the reason rather than later with a puzzle.
 #
@@ -21,6 +23,8 @@ declare -A series=(
   [containerd]=1.6.
   [runc]=1.1.
   [containernetworking-plugins]=1.1.
+  [iptables]=1.8.
+  [nftables]=1.0.
 )
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -53,6 +57,7 @@ for pkg in "${!series[@]}"; do
   log "$pkg $v"
 done
 for f in /usr/bin/containerd /usr/bin/containerd-shim-runc-v2 /usr/bin/ctr /usr/sbin/runc \
-         /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback; do
+         /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback \
+         /usr/sbin/iptables /usr/sbin/iptables-save /usr/sbin/iptables-restore /usr/sbin/ip6tables-save /usr/sbin/nft; do
   [[ -x "$f" ]] || { log "$f is missing after the install"; exit 1; }
 done
