@@ -117,14 +117,15 @@ images: ko crane | $(LOCALBIN) ## Build OCI image tarballs of the manager and we
 	KO=$(KO) CRANE=$(CRANE) OUT=$(IMAGES_DIR) ./hack/images.sh
 
 # e2e brings up a real single-node Kubernetes on this machine (no Docker,
-# no registry), helm-installs the chart into it, checks it through the
-# webhook Service and tears it all down, proving the host is as before
-# (docs/e2e.md). Root only; one run per machine at a time.
+# no registry), helm-installs the chart into it, walks every kind through
+# the webhook Service, upgrades, kills the leader, evicts a webhook pod and
+# reinstalls under load, and tears it all down, proving the host is as
+# before (docs/e2e.md). Root only; one run per machine at a time.
 E2E_DIR ?= /var/tmp/switchboard-e2e
 E2E_PAUSE ?= $(shell pwd)/dist/e2e/pause.tar
 
 .PHONY: e2e
-e2e: build envtest versitygw helm images crane ## Run Switchboard's images on a real single-node Kubernetes built here, installed with Helm (KEEP=1 keeps it running).
+e2e: build envtest versitygw helm images crane ## Run Switchboard's images on a real single-node Kubernetes built here: Helm install, every kind, upgrade, leader loss, pod eviction, reinstall (KEEP=1 keeps it running).
 	./hack/e2e/host-deps.sh
 	CRANE=$(CRANE) ./hack/e2e/pause-image.sh $(E2E_PAUSE)
 	go run ./hack/e2e --work $(E2E_DIR) --bin $(LOCALBIN) --images $(IMAGES_DIR) --pause $(E2E_PAUSE) \
