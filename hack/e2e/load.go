@@ -25,6 +25,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,14 +224,28 @@ func (l *load) send(ctx context.Context, kind, url, token string, body []byte) b
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
+		// Which connection carried it, for a request that gets no answer:
+		// a new one, or one kept alive from an earlier request (and how
+		// long it sat idle).
+		var conn httptrace.GotConnInfo
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { conn = i },
+		}))
 		sent := time.Now()
 		resp, err := l.hc.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false
 			}
+			how := "no connection"
+			if conn.Conn != nil {
+				how = fmt.Sprintf("new connection %s", conn.Conn.LocalAddr())
+				if conn.Reused {
+					how = fmt.Sprintf("connection %s kept alive, idle %s", conn.Conn.LocalAddr(), conn.IdleTime.Round(time.Millisecond))
+				}
+			}
 			l.tally(kind + " no answer")
-			l.breaks(fmt.Sprintf("%s: no answer (sent %s): %v", kind, sent.UTC().Format("15:04:05.000"), err))
+			l.breaks(fmt.Sprintf("%s: no answer (sent %s on %s): %v", kind, sent.UTC().Format("15:04:05.000"), how, err))
 			time.Sleep(200 * time.Millisecond) // then the same event again: the routes are idempotent
 			continue
 		}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -352,16 +354,79 @@ func (e *e2e) reinstall(ctx context.Context) error {
 	}
 	fmt.Printf("    after the uninstall: %d CRDs and all %d of the users' objects and Secrets in %s, with the same uids\n", kept, len(before), scenario.Namespace)
 
+	var watch v1alpha1.CalendarWatch
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: scenario.Namespace, Name: scenario.CalendarWatchName}, &watch); err != nil {
+		return err
+	}
+	if watch.Status.Channel == nil {
+		return errors.New("the walk's CalendarWatch has no channel")
+	}
+	oldChannel := watch.Status.Channel.ID
+
 	if err := e.install(ctx); err != nil {
 		return err
 	}
-	if err := waitFor(ctx, 2*time.Minute, "every object Ready again", func() (bool, error) {
+	// The objects' statuses outlived the release: show the new one at
+	// work. The Calendar channel, which the sandbox grants for seconds,
+	// is renewed by the new manager; a new SlideStock is reconciled.
+	if err := waitFor(ctx, 2*time.Minute, "the CalendarWatch's channel renewed by the new release", func() (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(&watch), &watch); err != nil {
+			return false, err
+		}
+		ch := watch.Status.Channel
+		return ch != nil && ch.ID != oldChannel && meta.IsStatusConditionTrue(watch.Status.Conditions, v1alpha1.ReadyCondition), errors.New("not yet")
+	}); err != nil {
+		return err
+	}
+	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "after-reinstall", Namespace: scenario.Namespace}}
+	s.Spec.URL = scenario.DeckURL
+	if err := e.c.Create(ctx, s); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, time.Minute, "SlideStock after-reinstall Ready", func() (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return false, err
+		}
+		return s.Status.Phase == v1alpha1.SlideReady, fmt.Errorf("phase %q", s.Status.Phase)
+	}); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, 2*time.Minute, "every object Ready", func() (bool, error) {
 		err := (&scenario.Demo{C: e.c}).CheckTable(ctx, nil)
 		return err == nil, err
 	}); err != nil {
 		return err
 	}
+	fmt.Printf("    the new release renewed the CalendarWatch's channel (%s → %s) and stocked a new SlideStock\n", oldChannel, watch.Status.Channel.ID)
+	// As a load balancer does, send traffic once the node port routes to
+	// the new pods: kube-proxy programs the Service a moment after its
+	// endpoints are ready.
+	if err := e.waitRouted(ctx); err != nil {
+		return err
+	}
 	return e.underLoad(ctx, "the new release", func(context.Context) error { return nil })
+}
+
+// waitRouted waits until the node port answers GET / on five new
+// connections in a row.
+func (e *e2e) waitRouted(ctx context.Context) error {
+	fresh := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	ok := 0
+	return waitFor(ctx, time.Minute, "the node port routing to the webhook", func() (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, publicURL+"/", nil)
+		resp, err := fresh.Do(req)
+		if err != nil {
+			ok = 0
+			return false, err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			ok = 0
+			return false, fmt.Errorf("GET / answered %d", resp.StatusCode)
+		}
+		ok++
+		return ok == 5, nil
+	})
 }
 
 // userObjects are the walk's namespace's Switchboard objects and Secrets,

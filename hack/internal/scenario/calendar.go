@@ -42,8 +42,9 @@ import (
 // watches the sandbox's "primary" calendar and deletes ConfigMaps labelled
 // with a cancelled event's id.
 const (
-	calendarWatch = "visits"
-	eventIDLabel  = v1alpha1.DefaultEventIDLabel
+	// CalendarWatchName is the sample the walk connects.
+	CalendarWatchName = "visits"
+	eventIDLabel      = v1alpha1.DefaultEventIDLabel
 	// calendarChannelTTL is the longest channel life the sandbox grants
 	// (--calendar-max-channel-ttl). Shorter than the watch's renewBefore
 	// (24 h), so the controller renews each channel halfway through it:
@@ -66,7 +67,7 @@ func (d *Demo) calendar(ctx context.Context, sandboxURL, webhookURL string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    CalendarWatch %s Ready: %s\n", calendarWatch, meta.FindStatusCondition(w.Status.Conditions, v1alpha1.ReadyCondition).Message)
+	fmt.Printf("    CalendarWatch %s Ready: %s\n", CalendarWatchName, meta.FindStatusCondition(w.Status.Conditions, v1alpha1.ReadyCondition).Message)
 	fmt.Printf("    channel %s (resource %s), expires %s: the sandbox grants at most %s\n",
 		w.Status.Channel.ID, w.Status.Channel.ResourceID, w.Status.Channel.Expiration.UTC().Format(time.RFC3339), calendarChannelTTL)
 
@@ -102,11 +103,11 @@ func (d *Demo) connectCalendar(ctx context.Context, webhookURL string) error {
 	}
 	fmt.Printf("    before connecting: Stalled=True reason=%s\n", meta.FindStatusCondition(w.Status.Conditions, v1alpha1.StalledCondition).Reason)
 
-	link, err := d.connectLink(ctx, webhookURL, "calendar", calendarWatch)
+	link, err := d.connectLink(ctx, webhookURL, "calendar", CalendarWatchName)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", Namespace, calendarWatch)
+	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", Namespace, CalendarWatchName)
 	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	next := link
 	for hop := 0; ; hop++ {
@@ -194,7 +195,7 @@ func (d *Demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 		fmt.Printf("    ConfigMap %s labelled %s=%s\n", cm.Name, eventIDLabel, cm.Labels[eventIDLabel])
 	}
 	before := &v1alpha1.CalendarWatch{}
-	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: calendarWatch}, before); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: CalendarWatchName}, before); err != nil {
 		return err
 	}
 
@@ -260,7 +261,7 @@ func (d *Demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 // the old one to be stopped.
 func (d *Demo) renewal(ctx context.Context, sandboxURL string) error {
 	w := &v1alpha1.CalendarWatch{}
-	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: calendarWatch}, w); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: CalendarWatchName}, w); err != nil {
 		return err
 	}
 	old := *w.Status.Channel
@@ -318,9 +319,9 @@ func createEvent(sandboxURL, summary string, start time.Time) (string, error) {
 
 // waitWatch polls the sample CalendarWatch until ok, for 60 s.
 func (d *Demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.CalendarWatch) bool) (*v1alpha1.CalendarWatch, error) {
-	w, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: calendarWatch}, 60*time.Second, ok)
+	w, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: CalendarWatchName}, 60*time.Second, ok)
 	if err != nil {
-		return nil, fmt.Errorf("CalendarWatch %s: no %s: %w; conditions: %+v", calendarWatch, what, err, w.Status.Conditions)
+		return nil, fmt.Errorf("CalendarWatch %s: no %s: %w; conditions: %+v", CalendarWatchName, what, err, w.Status.Conditions)
 	}
 	return w, nil
 }
@@ -336,7 +337,7 @@ func (d *Demo) waitEvent(ctx context.Context, reason, text string) (*eventsv1.Ev
 		}
 		for i := range list.Items {
 			ev := &list.Items[i]
-			if ev.Regarding.Kind == "CalendarWatch" && ev.Regarding.Name == calendarWatch && ev.Reason == reason && strings.Contains(ev.Note, text) {
+			if ev.Regarding.Kind == "CalendarWatch" && ev.Regarding.Name == CalendarWatchName && ev.Reason == reason && strings.Contains(ev.Note, text) {
 				found = ev
 				return true, nil
 			}
