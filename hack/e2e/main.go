@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Command e2e brings up a real single-node Kubernetes on this machine with
-// no Docker and no registry, installs Switchboard into it with Helm, checks
-// it through the webhook's Service, and tears everything down (make e2e;
-// docs/e2e.md):
+// no Docker and no registry, installs Switchboard into it with Helm, drives
+// it through the webhook's Service, runs a platform team's operations on
+// it, and tears everything down (make e2e; docs/e2e.md):
 //
 //   - etcd and kube-apiserver (envtest's builds), kube-controller-manager,
 //     kube-scheduler, kubelet and kube-proxy (hack/envtest.sh node), and
@@ -30,6 +30,11 @@ limitations under the License.
 //   - helm install of charts/switchboard, both Deployments Available
 //     through their probes, one SlideStock Ready and the webhook's JSON
 //     404 through the Service's ClusterIP (kube-proxy's rules);
+//   - make demo's walk through every kind (hack/internal/scenario), every
+//     request through the webhook Service's node port;
+//   - helm upgrade to a new tag, the manager leader's loss, a webhook
+//     Pod's eviction, uninstall and install again, each under a load
+//     whose accepted events must land exactly once (ops.go, load.go);
 //   - the tear-down, then a comparison of the host's processes, mounts,
 //     cgroups, network namespaces, firewall rules, links, routes, sysctls
 //     and default state paths with a listing taken before the run: any
