@@ -320,13 +320,18 @@ func TestPacerSpacesRequestsThreeSecondsApart(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
-	// Step the fake clock until all three got through.
-	for i := 0; i < 100; i++ {
+	// Step the fake clock until all three got through. A deadline, not a
+	// count of turns: on a loaded machine 100 turns of 5 ms could end
+	// before the third request, and wg.Wait would then wait forever.
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		mu.Lock()
 		n := len(at)
 		mu.Unlock()
 		if n == 3 {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 3 requests got through in 30 s of stepping the clock", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 		if clk.HasWaiters() {
