@@ -46,8 +46,11 @@ import (
 // cache, which may lag the writes of the batch before: so one batch runs
 // at a time per integration (a lock), and the UIDs a batch finished are
 // remembered until the cache shows them finished (the expectations a
-// ReplicaSet controller keeps). Only the leader runs controllers, so the
-// memory is the only writer's. A status write that fails forgets its sync,
+// ReplicaSet controller keeps). So are the attempts a batch counted for a
+// sync that stays pending: a retry that comes sooner than the cache sees
+// the last count would otherwise count from the stale one and lose
+// attempts. Only the leader runs controllers, so the memory is the only
+// writer's. A status write that fails forgets its sync,
 // which is then synced again: the page gets the same metadata twice, and
 // nothing is lost.
 
@@ -173,9 +176,14 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.PaperSync, run *ru
 	if err != nil {
 		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
 	}
+	r.catchUp(members)
 	b := &batchRun{r: r, now: run.Now, token: tok.AccessToken, obj: obj}
 	b.sync(ctx, members)
 	b.write(ctx, members[1:])
+	// obj's status is the runner's to write, after this phase: counted as
+	// if it lands (a failed write counts one attempt too many, never too
+	// few).
+	r.remember(obj)
 	if r.counts != nil {
 		r.counts.Add(niKey, status.Tally{Done: int64(b.synced), Failed: int64(b.failed)})
 	}
@@ -198,6 +206,33 @@ func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.PaperSync, run *ru
 		return runner.Retry(v1alpha1.UpstreamUnavailableReason, b.objErr, b.retryIn)
 	}
 	return runner.Wait(b.retryIn)
+}
+
+// catchUp raises each member's Attempts to what this process counted
+// last, where the cache has not seen that write yet, and forgets the
+// counts the cache has caught up with.
+func (r *Reconciler) catchUp(members []*v1alpha1.PaperSync) {
+	for _, m := range members {
+		v, ok := r.attempts.Load(m.UID)
+		if !ok {
+			continue
+		}
+		if counted := v.(int32); counted > m.Status.Attempts {
+			m.Status.Attempts = counted
+		} else {
+			r.attempts.Delete(m.UID)
+		}
+	}
+}
+
+// remember keeps a pending sync's Attempts for catchUp; a finished sync
+// needs none (finished covers it).
+func (r *Reconciler) remember(ps *v1alpha1.PaperSync) {
+	if ps.Status.CompletedAt != nil {
+		r.attempts.Delete(ps.UID)
+		return
+	}
+	r.attempts.Store(ps.UID, ps.Status.Attempts)
 }
 
 // pending lists, from the cache, the integration's unfinished syncs: obj
@@ -367,6 +402,8 @@ func (b *batchRun) write(ctx context.Context, members []*v1alpha1.PaperSync) {
 				log.FromContext(ctx).Error(err, "paper sync status not written; it will be synced again", "paperSync", klog.KObj(ps))
 			}
 			b.r.finished.Delete(ps.UID)
+		} else {
+			b.r.remember(ps)
 		}
 		if ps.Status.CompletedAt != nil {
 			b.r.wakeLater(ps)

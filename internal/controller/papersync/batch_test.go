@@ -240,6 +240,35 @@ func TestASyncFinishedByABatchIsNotSyncedAgainWhileTheCacheLags(t *testing.T) {
 	}
 }
 
+// A retry sooner than the cache sees the last attempt's count (the 10 ms
+// schedule of test/notion, or a slow API server) counts on from the count
+// it wrote, not from the stale copy.
+func TestAttemptsAreNotLostWhileTheCacheLags(t *testing.T) {
+	f := newFixture(t, "2301.00001")
+	f.notion.update = func(string) error {
+		return &outbound.Error{Upstream: "notion", Class: outbound.Transient, Status: 409, Reason: "HTTP 409 conflict_error"}
+	}
+	stale := f.sync(t, 0) // as a lagging cache would still show it after the first attempt
+	if out := f.reconcile(t, 0); out.Kind() != "retry" {
+		t.Fatalf("first attempt: %s, want a retry", out.Kind())
+	}
+	if out := f.reconcileObj(t, stale); out.Kind() != "retry" {
+		t.Fatalf("second attempt: %s, want a retry", out.Kind())
+	}
+	if ps := f.sync(t, 0); ps.Status.Attempts != 2 {
+		t.Fatalf("attempts %d after two, counted from the stale copy", ps.Status.Attempts)
+	}
+	// Once the cache shows the count, the memory of it goes.
+	f.notion.update = func(string) error { return nil }
+	f.reconcile(t, 0)
+	if ps := f.sync(t, 0); ps.Status.Attempts != 3 || ps.Status.Phase != v1alpha1.SyncSucceeded {
+		t.Fatalf("third attempt: phase %s, attempts %d; want Succeeded on the third", ps.Status.Phase, ps.Status.Attempts)
+	}
+	if _, ok := f.r.attempts.Load(stale.UID); ok {
+		t.Fatal("a finished sync's count is still remembered")
+	}
+}
+
 func TestASyncOfASuspendedIntegrationCallsNothing(t *testing.T) {
 	f := newFixture(t, "2301.00001")
 	ni := &v1alpha1.NotionIntegration{}

@@ -117,6 +117,7 @@ type Reconciler struct {
 
 	locks    sync.Map // integration key → *sync.Mutex: one batch per integration
 	finished sync.Map // PaperSync UID → time finished, until the cache shows it
+	attempts sync.Map // PaperSync UID → int32 Attempts counted for a pending sync, until the cache shows as many
 	counts   *status.Counters[*v1alpha1.NotionIntegration]
 	wake     chan event.TypedGenericEvent[*v1alpha1.PaperSync]
 }
