@@ -145,20 +145,8 @@ func (e *e2e) smoke(ctx context.Context) error {
 	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: smokeNamespace}}); err != nil {
 		return err
 	}
-	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "docswell-deck", Namespace: smokeNamespace}}
-	s.Spec.URL = "https://www.docswell.com/s/takai/59VDWM-windows-server-2025"
-	if err := e.c.Create(ctx, s); err != nil {
-		return fmt.Errorf("create SlideStock: %w", err)
-	}
-	if err := waitFor(ctx, 2*time.Minute, "SlideStock Ready", func() (bool, error) {
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-			return false, err
-		}
-		if s.Status.Phase == v1alpha1.SlideFailed {
-			return false, fmt.Errorf("SlideStock %w: %s", errFailed, s.Status.LastError)
-		}
-		return s.Status.Phase == v1alpha1.SlideReady, fmt.Errorf("phase %q", s.Status.Phase)
-	}); err != nil {
+	s, err := e.stock(ctx, smokeNamespace, "docswell-deck", 2*time.Minute)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("    SlideStock %s/%s Ready: %q (%s)\n", s.Namespace, s.Name, s.Status.Title, s.Status.Provider)
@@ -193,6 +181,25 @@ func (e *e2e) smoke(ctx context.Context) error {
 	}
 	fmt.Printf("    GET %s → %d %s\n", url, status, bytes.TrimSpace(body))
 	return nil
+}
+
+// stock creates a SlideStock of scenario.DeckURL and waits until the
+// manager has stocked it (Ready), failing at once if it Failed.
+func (e *e2e) stock(ctx context.Context, namespace, name string, timeout time.Duration) (*v1alpha1.SlideStock, error) {
+	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	s.Spec.URL = scenario.DeckURL
+	if err := e.c.Create(ctx, s); err != nil {
+		return nil, fmt.Errorf("create SlideStock %s: %w", name, err)
+	}
+	return s, waitFor(ctx, timeout, "SlideStock "+name+" Ready", func() (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+			return false, err
+		}
+		if s.Status.Phase == v1alpha1.SlideFailed {
+			return false, fmt.Errorf("SlideStock %w: %s", errFailed, s.Status.LastError)
+		}
+		return s.Status.Phase == v1alpha1.SlideReady, fmt.Errorf("phase %q", s.Status.Phase)
+	})
 }
 
 // teardown stops the node in order and proves the host is as it was.

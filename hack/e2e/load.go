@@ -179,25 +179,15 @@ func (l *load) next() int {
 // notionEvent adds a page to the integration's database, as a person
 // would, and posts the Automation's request for it.
 func (l *load) notionEvent(ctx context.Context) {
-	var row struct {
-		PageID string `json:"page_id"`
-	}
-	b, _ := json.Marshal(map[string]any{"database_id": l.databaseID, "values": map[string]any{"Link": scenario.ArxivLink}})
-	resp, err := http.Post(l.sandboxURL+"/_sandbox/notion/rows", "application/json", bytes.NewReader(b)) //nolint:noctx // the sandbox on the host
+	page, err := scenario.AddPage(l.sandboxURL, l.databaseID, scenario.ArxivLink)
 	if err != nil {
-		l.breaks(fmt.Sprintf("sandbox: add a page: %v", err))
+		l.breaks(err.Error())
 		return
 	}
-	err = json.NewDecoder(resp.Body).Decode(&row)
-	_ = resp.Body.Close()
-	if err != nil || row.PageID == "" {
-		l.breaks(fmt.Sprintf("sandbox: add a page: %d %v", resp.StatusCode, err))
-		return
-	}
-	body, _ := json.Marshal(map[string]string{"workspace_id": l.workspaceID, "page_id": row.PageID, "link": scenario.ArxivLink})
+	body, _ := json.Marshal(map[string]string{"workspace_id": l.workspaceID, "page_id": page, "link": scenario.ArxivLink})
 	if l.send(ctx, "notion", l.notionURL, "", body) {
 		l.mu.Lock()
-		l.pages = append(l.pages, row.PageID)
+		l.pages = append(l.pages, page)
 		l.mu.Unlock()
 	}
 }

@@ -221,17 +221,7 @@ func (e *e2e) leaderLoss(ctx context.Context) error {
 		}
 		tookOver := time.Since(start)
 		// Created once the standby leads, so only it can reconcile it.
-		s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "after-leader-loss", Namespace: scenario.Namespace}}
-		s.Spec.URL = scenario.DeckURL
-		if err := e.c.Create(ctx, s); err != nil {
-			return err
-		}
-		if err := waitFor(ctx, 2*leaseDuration, "SlideStock after-leader-loss Ready", func() (bool, error) {
-			if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-				return false, err
-			}
-			return s.Status.Phase == v1alpha1.SlideReady, fmt.Errorf("phase %q", s.Status.Phase)
-		}); err != nil {
+		if _, err := e.stock(ctx, scenario.Namespace, "after-leader-loss", 2*leaseDuration); err != nil {
 			return err
 		}
 		took := time.Since(start)
@@ -378,17 +368,7 @@ func (e *e2e) reinstall(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: "after-reinstall", Namespace: scenario.Namespace}}
-	s.Spec.URL = scenario.DeckURL
-	if err := e.c.Create(ctx, s); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, time.Minute, "SlideStock after-reinstall Ready", func() (bool, error) {
-		if err := e.c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
-			return false, err
-		}
-		return s.Status.Phase == v1alpha1.SlideReady, fmt.Errorf("phase %q", s.Status.Phase)
-	}); err != nil {
+	if _, err := e.stock(ctx, scenario.Namespace, "after-reinstall", time.Minute); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, 2*time.Minute, "every object Ready", func() (bool, error) {

@@ -371,49 +371,57 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 		return err
 	}
 	link := ArxivLink
-	var row struct {
-		PageID string `json:"page_id"`
-	}
-	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": ni.Status.DatabaseID, "values": map[string]any{"Link": link}}, &row); err != nil {
-		return fmt.Errorf("add a page in the sandbox: %w", err)
+	page, err := AddPage(sandboxURL, ni.Status.DatabaseID, link)
+	if err != nil {
+		return err
 	}
 	// The PaperSync sample, as a person would apply it by hand: its pageID
 	// names a page of the integration's database.
-	var sampleRow struct {
-		PageID string `json:"page_id"`
+	samplePage, err := AddPage(sandboxURL, ni.Status.DatabaseID, link)
+	if err != nil {
+		return err
 	}
-	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": ni.Status.DatabaseID, "values": map[string]any{"Link": link}}, &sampleRow); err != nil {
-		return fmt.Errorf("add a page in the sandbox: %w", err)
-	}
-	if err := unstructured.SetNestedField(d.paperSample.Object, sampleRow.PageID, "spec", "pageID"); err != nil {
+	if err := unstructured.SetNestedField(d.paperSample.Object, samplePage, "spec", "pageID"); err != nil {
 		return err
 	}
 	if err := d.C.Create(ctx, d.paperSample); err != nil {
 		return fmt.Errorf("apply the PaperSync sample: %w", err)
 	}
-	fmt.Printf("    papersync/%s created for page %s\n", d.paperSample.GetName(), sampleRow.PageID)
+	fmt.Printf("    papersync/%s created for page %s\n", d.paperSample.GetName(), samplePage)
 	var accepted map[string]any
-	if err := postJSON(webhookURL+ni.Status.WebhookPath, map[string]string{"workspace_id": ni.Status.WorkspaceID, "page_id": row.PageID, "link": link}, &accepted); err != nil {
+	if err := postJSON(webhookURL+ni.Status.WebhookPath, map[string]string{"workspace_id": ni.Status.WorkspaceID, "page_id": page, "link": link}, &accepted); err != nil {
 		return fmt.Errorf("post the Automation's request: %w", err)
 	}
 	fmt.Printf("    webhook answered 202: PaperSync %v\n", accepted["paper_sync"])
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var page map[string]any
-		resp, err := http.Get(sandboxURL + "/_sandbox/notion/pages/" + row.PageID)
+	var row map[string]any
+	if err := Poll(ctx, 60*time.Second, func() (bool, error) {
+		row = nil
+		resp, err := http.Get(sandboxURL + "/_sandbox/notion/pages/" + page)
 		if err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&page)
+			_ = json.NewDecoder(resp.Body).Decode(&row)
 			_ = resp.Body.Close()
 		}
-		if page["Title"] != nil && page["Title"] != "" {
-			fmt.Printf("    page filled: Title %q, Authors %q, Publication Year %v\n", page["Title"], page["Authors"], page["Publication Year"])
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("the page was not filled within 60s")
-		}
-		time.Sleep(200 * time.Millisecond)
+		return row["Title"] != nil && row["Title"] != "", nil
+	}); err != nil {
+		return fmt.Errorf("the page was not filled: %w", err)
 	}
+	fmt.Printf("    page filled: Title %q, Authors %q, Publication Year %v\n", row["Title"], row["Authors"], row["Publication Year"])
+	return nil
+}
+
+// AddPage adds a page with link to a database of the sandbox's Notion, as
+// a person would, and returns its id.
+func AddPage(sandboxURL, databaseID, link string) (string, error) {
+	var row struct {
+		PageID string `json:"page_id"`
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": databaseID, "values": map[string]any{"Link": link}}, &row); err != nil {
+		return "", fmt.Errorf("add a page in the sandbox: %w", err)
+	}
+	if row.PageID == "" {
+		return "", errors.New("add a page in the sandbox: no page_id in the answer")
+	}
+	return row.PageID, nil
 }
 
 func postJSON(u string, in, out any) error {
