@@ -74,6 +74,13 @@ const connectTokenBytes = 32
 // delete it.
 var ErrConnectSecretConflict = errors.New("a Secret of that name exists and is not owned by this resource")
 
+// ErrConnectSecretUnseen is EnsureConnectSecret's answer when the cache
+// shows no connect Secret but the API server has one (a cache behind its
+// own writes, or a concurrent reconcile): the token it would have minted
+// was not written, so it must not be published. The next reconcile, once
+// the cache shows the Secret, judges the one that won.
+var ErrConnectSecretUnseen = errors.New("the connect Secret exists, but the cache does not show it yet")
+
 // ConnectSecretName is the name of the Secret that holds a resource's
 // connect link. The name is fixed by the resource's name so that the
 // webhook finds it without reading the resource first (one API read for
@@ -128,8 +135,14 @@ func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Obje
 	switch {
 	case apierrors.IsNotFound(err):
 		link := ConnectLink{Name: name, Token: capability.Random(connectTokenBytes), Minted: true, Expires: expiry(now)}
-		_, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, connectData(publicURL, target, owner, link))
-		return link, err
+		created, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, connectData(publicURL, target, owner, link))
+		switch {
+		case err != nil:
+			return ConnectLink{}, err
+		case !created:
+			return ConnectLink{}, fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretUnseen)
+		}
+		return link, nil
 	case err != nil:
 		return ConnectLink{}, fmt.Errorf("read connect Secret %s: %w", key, err)
 	}

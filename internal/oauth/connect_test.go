@@ -25,8 +25,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
@@ -179,4 +181,36 @@ func TestEnsureConnectSecretRefusesASecretItDoesNotOwn(t *testing.T) {
 	if sec := connectSecret(t, o); string(sec.Data["token"]) != "chosen-by-someone-else" || len(sec.OwnerReferences) != 0 {
 		t.Fatal("the person's Secret was changed")
 	}
+}
+
+// A cache behind the API server shows no connect Secret although one was
+// written (by the reconcile before, or a concurrent one): the token this
+// call would mint is not written, so it must not be handed back to be
+// published as the link's hash, which would refuse the link people read
+// from the Secret (seen in make demo on a loaded machine: callback 403).
+func TestEnsureConnectSecretPublishesNoTokenItDidNotWrite(t *testing.T) {
+	ctx := context.Background()
+	o := owner(t)
+	first, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := oauth.EnsureConnectSecret(ctx, secretsUnseen{env.Client}, o, "notion", "https://hooks.example.com", now)
+	if !errors.Is(err, oauth.ErrConnectSecretUnseen) || link.Token != "" {
+		t.Fatalf("got a link with token %q and error %v, want none and ErrConnectSecretUnseen", link.Token, err)
+	}
+	if sec := connectSecret(t, o); string(sec.Data["token"]) != first.Token {
+		t.Fatal("the written link's token changed")
+	}
+}
+
+// secretsUnseen is a client whose reads find no Secret, as a cache that
+// has not caught up with the API server.
+type secretsUnseen struct{ client.Client }
+
+func (c secretsUnseen) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
 }

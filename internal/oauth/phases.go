@@ -89,6 +89,10 @@ type Phases[T interface {
 	Granted func(obj T, tok Token, run *runner.Run)
 }
 
+// connectSecretUnseenWait is how long Connect waits for the cache to show
+// a connect Secret the API server already holds.
+const connectSecretUnseenWait = time.Second
+
 // Connect keeps the object's connect Secret (a random one-use token, and
 // the link when the public URL is known), and publishes in status what the
 // webhook's connect route checks instead of reading Secrets: the token's
@@ -100,6 +104,10 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 	switch {
 	case errors.Is(err, ErrConnectSecretConflict):
 		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
+	case errors.Is(err, ErrConnectSecretUnseen):
+		// Not an error: the Secret's own event brings obj back once the
+		// cache shows it; the wait is for a missed one.
+		return runner.Wait(connectSecretUnseenWait)
 	case err != nil:
 		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
 	}
