@@ -267,6 +267,9 @@ func (l *load) tally(key string) {
 }
 
 func (l *load) breaks(what string) {
+	// The routes' paths are capabilities (status shows them; logs never
+	// do): net/http's errors name the URL.
+	what = strings.NewReplacer(l.notionURL, "<the integration's webhook URL>", l.ingestURL, "<the connection's ingest URL>").Replace(what)
 	l.mu.Lock()
 	l.broken = append(l.broken, what)
 	l.mu.Unlock()
