@@ -67,33 +67,81 @@ type seed struct {
 	} `json:"googleSheets"`
 }
 
-func main() {
-	addr := flag.String("addr", "127.0.0.1:9090", "Address to listen on (keep it on loopback: the sandbox has no authentication).")
-	seedFile := flag.String("seed", "", "JSON file with initial data: {\"googleOAuth\":{\"clients\":{\"ID\":\"SECRET\"}}, \"googleSheets\":{\"spreadsheets\":[{\"id\":\"…\",\"timeZone\":\"…\",\"sheets\":[{\"id\":0,\"title\":\"Sheet1\",\"rows\":[[\"Date\",\"Hours\"]]}]}]}}.")
-	maxChannelTTL := flag.Duration("calendar-max-channel-ttl", 7*24*time.Hour,
+// options are the command's flags.
+type options struct {
+	addr          string
+	seedFile      string
+	maxChannelTTL time.Duration
+}
+
+// bind declares the flags on fs.
+func (o *options) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:9090", "Address to listen on (keep it on loopback: the sandbox has no authentication).")
+	fs.StringVar(&o.seedFile, "seed", "", "JSON file with initial data: {\"googleOAuth\":{\"clients\":{\"ID\":\"SECRET\"}}, \"googleSheets\":{\"spreadsheets\":[{\"id\":\"…\",\"timeZone\":\"…\",\"sheets\":[{\"id\":0,\"title\":\"Sheet1\",\"rows\":[[\"Date\",\"Hours\"]]}]}]}}.")
+	fs.DurationVar(&o.maxChannelTTL, "calendar-max-channel-ttl", 7*24*time.Hour,
 		"Longest life the Google Calendar emulator grants a push channel (Google: 7 days). A few seconds makes a CalendarWatch renew its channel within the demo.")
+}
+
+func main() {
+	var opts options
+	opts.bind(flag.CommandLine)
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if *maxChannelTTL <= 0 {
-		log.Error("--calendar-max-channel-ttl must be positive", "value", maxChannelTTL.String())
+	if opts.maxChannelTTL <= 0 {
+		log.Error("--calendar-max-channel-ttl must be positive", "value", opts.maxChannelTTL.String())
 		os.Exit(1)
 	}
-
-	google := sandbox.NewGoogleOAuth()
-	var sd seed
-	if *seedFile != "" {
-		b, err := os.ReadFile(*seedFile)
-		if err == nil {
-			err = json.Unmarshal(b, &sd)
-		}
-		if err != nil {
-			log.Error("cannot read seed file", "file", *seedFile, "err", err)
-			os.Exit(1)
-		}
-		for id, secret := range sd.GoogleOAuth.Clients {
-			google.AddClient(id, secret)
-		}
+	sd, err := readSeed(opts.seedFile)
+	if err != nil {
+		log.Error("cannot read seed file", "file", opts.seedFile, "err", err)
+		os.Exit(1)
 	}
+	s, calendar := sd.sandbox(opts.maxChannelTTL)
+	defer calendar.Close()
+
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", opts.addr)
+	if err != nil {
+		log.Error("cannot listen", "addr", opts.addr, "err", err)
+		os.Exit(1)
+	}
+	printHowToUse(s, "http://"+ln.Addr().String())
+	if err := serve(s, ln); !errors.Is(err, http.ErrServerClosed) {
+		log.Error("sandbox stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// readSeed reads the seed file; no file is an empty seed.
+func readSeed(file string) (seed, error) {
+	var sd seed
+	if file == "" {
+		return sd, nil
+	}
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(b, &sd)
+	}
+	return sd, err
+}
+
+// sandbox builds the sandbox of every emulator, seeded. It returns the
+// Google Calendar emulator too, whose push sender is to be closed.
+func (sd *seed) sandbox(maxChannelTTL time.Duration) (*sandbox.Server, *sandbox.GoogleCalendar) {
+	google := sandbox.NewGoogleOAuth()
+	for id, secret := range sd.GoogleOAuth.Clients {
+		google.AddClient(id, secret)
+	}
+	// Google Calendar answers to access tokens of the Google OAuth emulator;
+	// its controls are under /_sandbox/calendar/.
+	calendar := sandbox.NewGoogleCalendar(google)
+	calendar.MaxChannelTTL = maxChannelTTL
+	s := sandbox.New(google, sd.notion(), sd.discord(), sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar, sd.sheets(google))
+	return s, calendar
+}
+
+// notion is the Notion emulator with the seed's clients, consent workspace
+// and pages.
+func (sd *seed) notion() *sandbox.Notion {
 	notion := sandbox.NewNotion()
 	for id, secret := range sd.Notion.Clients {
 		notion.AddClient(id, secret)
@@ -105,6 +153,11 @@ func main() {
 			notion.AddPage(ws.ID, title)
 		}
 	}
+	return notion
+}
+
+// discord is the Discord emulator with the seed's clients and consent user.
+func (sd *seed) discord() *sandbox.Discord {
 	discord := sandbox.NewDiscord()
 	for id, secret := range sd.Discord.Clients {
 		discord.AddClient(id, secret)
@@ -112,13 +165,13 @@ func main() {
 	if u := sd.Discord.User; u != nil {
 		discord.SetConsentUser(sandbox.DiscordUser{ID: u.ID, Username: u.Username, GlobalName: u.GlobalName})
 	}
-	// Google Calendar answers to access tokens of the Google OAuth emulator;
-	// its controls are under /_sandbox/calendar/.
-	calendar := sandbox.NewGoogleCalendar(google)
-	calendar.MaxChannelTTL = *maxChannelTTL
-	defer calendar.Close()
-	// Google Sheets answers to the same tokens; its controls are under
-	// /_sandbox/sheets/.
+	return discord
+}
+
+// sheets is the Google Sheets emulator with the seed's spreadsheets and
+// write quota. It answers to the same tokens as Google Calendar; its
+// controls are under /_sandbox/sheets/.
+func (sd *seed) sheets(google *sandbox.GoogleOAuth) *sandbox.GoogleSheets {
 	sheets := sandbox.NewGoogleSheets(google)
 	for _, sp := range sd.GoogleSheets.Spreadsheets {
 		sheets.AddSpreadsheet(sp.ID, sp.TimeZone, sp.Sheets...)
@@ -126,21 +179,22 @@ func main() {
 	if sd.GoogleSheets.WriteQuota > 0 {
 		sheets.SetWriteQuota(sd.GoogleSheets.WriteQuota)
 	}
-	s := sandbox.New(google, notion, discord, sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar, sheets)
+	return sheets
+}
 
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", *addr)
-	if err != nil {
-		log.Error("cannot listen", "addr", *addr, "err", err)
-		os.Exit(1)
-	}
-	base := "http://" + ln.Addr().String()
+// printHowToUse prints where the sandbox listens and the --upstream flags
+// that point Switchboard at it.
+func printHowToUse(s *sandbox.Server, base string) {
 	fmt.Println("sandbox listening on " + base)
 	fmt.Println("point Switchboard at it with:")
 	for _, f := range sandbox.UpstreamFlags(base) {
 		fmt.Println("  --upstream " + f)
 	}
 	fmt.Println("routes: " + strings.Join(s.Routes(), ", "))
+}
 
+// serve serves s on ln until SIGINT or SIGTERM, then shuts down within 5 s.
+func serve(s *sandbox.Server, ln net.Listener) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -150,8 +204,5 @@ func main() {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		log.Error("sandbox stopped", "err", err)
-		os.Exit(1)
-	}
+	return srv.Serve(ln)
 }

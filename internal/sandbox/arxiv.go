@@ -149,35 +149,11 @@ func (a *Arxiv) query(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/atom+xml; charset=utf-8")
 	for _, id := range ids {
 		if !arxivIDFormat.MatchString(id) {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = fmt.Fprintf(w, atomHead, xmlEscape(r.URL.RawQuery), 1, 1)
-			_, _ = fmt.Fprintf(w, `  <entry>
-    <id>http://arxiv.org/api/errors#incorrect_id_format_for_%[1]s</id>
-    <title>Error</title>
-    <summary>incorrect id format for %[1]s</summary>
-    <updated>2026-11-21T00:00:00-05:00</updated>
-    <link href="http://arxiv.org/api/errors#incorrect_id_format_for_%[1]s" rel="alternate" type="text/html"/>
-    <author>
-      <name>arXiv api core</name>
-    </author>
-  </entry>
-</feed>
-`, xmlEscape(id))
+			writeIDFormatError(w, r, id)
 			return
 		}
 	}
-	a.mu.Lock()
-	var found []ArxivPaper
-	unknown := 0
-	for _, id := range ids {
-		if p, ok := a.papers[arxivCanonical(id)]; ok {
-			found = append(found, p)
-		} else {
-			unknown++
-		}
-	}
-	a.mu.Unlock()
-	sort.Slice(found, func(i, j int) bool { return found[i].Published.After(found[j].Published) })
+	found, unknown := a.lookup(ids)
 	total := len(ids)
 	if a.OmitUnknown {
 		total, unknown = len(found), 0
@@ -190,7 +166,49 @@ func (a *Arxiv) query(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprint(w, "  <entry>\n  </entry>\n")
 	}
 	for _, p := range found {
-		_, _ = fmt.Fprintf(w, `  <entry>
+		writeArxivEntry(w, p)
+	}
+	_, _ = fmt.Fprint(w, "</feed>\n")
+}
+
+// writeIDFormatError fails a request for a malformed id: 400 and a feed
+// of one error entry.
+func writeIDFormatError(w http.ResponseWriter, r *http.Request, id string) {
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = fmt.Fprintf(w, atomHead, xmlEscape(r.URL.RawQuery), 1, 1)
+	_, _ = fmt.Fprintf(w, `  <entry>
+    <id>http://arxiv.org/api/errors#incorrect_id_format_for_%[1]s</id>
+    <title>Error</title>
+    <summary>incorrect id format for %[1]s</summary>
+    <updated>2026-11-21T00:00:00-05:00</updated>
+    <link href="http://arxiv.org/api/errors#incorrect_id_format_for_%[1]s" rel="alternate" type="text/html"/>
+    <author>
+      <name>arXiv api core</name>
+    </author>
+  </entry>
+</feed>
+`, xmlEscape(id))
+}
+
+// lookup finds the papers of ids, newest first, and counts the ids it has
+// no paper for.
+func (a *Arxiv) lookup(ids []string) (found []ArxivPaper, unknown int) {
+	a.mu.Lock()
+	for _, id := range ids {
+		if p, ok := a.papers[arxivCanonical(id)]; ok {
+			found = append(found, p)
+		} else {
+			unknown++
+		}
+	}
+	a.mu.Unlock()
+	sort.Slice(found, func(i, j int) bool { return found[i].Published.After(found[j].Published) })
+	return found, unknown
+}
+
+// writeArxivEntry writes a paper's entry.
+func writeArxivEntry(w http.ResponseWriter, p ArxivPaper) {
+	_, _ = fmt.Fprintf(w, `  <entry>
     <id>http://arxiv.org/abs/%[1]sv%[2]d</id>
     <updated>%[3]s</updated>
     <published>%[3]s</published>
@@ -198,17 +216,15 @@ func (a *Arxiv) query(w http.ResponseWriter, r *http.Request) {
     <summary>  %[5]s
 </summary>
 `, p.ID, p.Version, p.Published.Format(time.RFC3339), xmlEscape(p.Title), xmlEscape(p.Summary))
-		for _, au := range p.Authors {
-			_, _ = fmt.Fprintf(w, "    <author>\n      <name>%s</name>\n    </author>\n", xmlEscape(au))
-		}
-		_, _ = fmt.Fprintf(w, `    <link href="http://arxiv.org/abs/%[1]sv%[2]d" rel="alternate" type="text/html"/>
+	for _, au := range p.Authors {
+		_, _ = fmt.Fprintf(w, "    <author>\n      <name>%s</name>\n    </author>\n", xmlEscape(au))
+	}
+	_, _ = fmt.Fprintf(w, `    <link href="http://arxiv.org/abs/%[1]sv%[2]d" rel="alternate" type="text/html"/>
     <link title="pdf" href="http://arxiv.org/pdf/%[1]sv%[2]d" rel="related" type="application/pdf"/>
     <arxiv:primary_category xmlns:arxiv="http://arxiv.org/schemas/atom" term="%[3]s" scheme="http://arxiv.org/schemas/atom"/>
     <category term="%[3]s" scheme="http://arxiv.org/schemas/atom"/>
   </entry>
 `, p.ID, p.Version, xmlEscape(p.Category))
-	}
-	_, _ = fmt.Fprint(w, "</feed>\n")
 }
 
 const atomHead = `<?xml version="1.0" encoding="UTF-8"?>

@@ -19,32 +19,17 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"math/big"
 	"net/http"
-	"net/url"
-	"regexp"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
-// This file is the watch half of the Calendar emulator: events.watch,
-// channels.stop and the push sender, after "Push notifications"
-// (https://developers.google.com/workspace/calendar/api/guides/push).
-
-// CalendarChannel is an open notification channel.
-type CalendarChannel struct {
-	ID          string    `json:"id"`
-	ResourceID  string    `json:"resourceId"`
-	ResourceURI string    `json:"resourceUri"`
-	CalendarID  string    `json:"calendarId"`
-	Address     string    `json:"address"`
-	Token       string    `json:"token,omitempty"`
-	Expiration  time.Time `json:"expiration"`
-}
+// This file is the push sender of the Calendar emulator, after "Push
+// notifications"
+// (https://developers.google.com/workspace/calendar/api/guides/push);
+// calendar_watch.go opens and stops the channels it sends to.
 
 // PushFault makes the push sender misbehave for the notifications that
 // follow; Google warns that "Notifications are not 100% reliable. Expect a
@@ -79,65 +64,11 @@ type PushRecord struct {
 	Time    time.Time `json:"time"`
 }
 
-type calChannel struct {
-	CalendarChannel
-	stopped bool
-	msgNum  int64
-	queue   []pushMsg
-	held    *pushMsg // a notification a Reorder fault holds back
-	running bool
-}
-
 type pushMsg struct {
 	state string
 	num   int64
 	times int // 2 for a duplicated notification
 	delay time.Duration
-}
-
-// channelID is the character set Google accepts ("Channel id must match
-// [A-Za-z0-9\-_\+/=]+" is its 400 answer), at most 64 long ("Maximum
-// length: 64 characters", guides/push, "Required properties").
-var channelID = regexp.MustCompile(`^[A-Za-z0-9\-_+/=]{1,64}$`)
-
-// channelRequest is the events.watch body. expiration is a string of
-// milliseconds (int64 as string in the discovery document) but clients send
-// a number too (the guide's own example does).
-type channelRequest struct {
-	ID         string            `json:"id"`
-	Type       string            `json:"type"`
-	Address    string            `json:"address"`
-	Token      string            `json:"token"`
-	Expiration json.RawMessage   `json:"expiration"`
-	Params     map[string]string `json:"params"`
-	ResourceID string            `json:"resourceId"`
-}
-
-func (r channelRequest) expirationMillis() (int64, bool, error) {
-	raw := strings.TrimSpace(string(r.Expiration))
-	if raw == "" || raw == "null" {
-		return 0, false, nil
-	}
-	raw = strings.Trim(raw, `"`)
-	if raw == "" {
-		return 0, false, nil
-	}
-	n, err := strconv.ParseInt(raw, 10, 64)
-	return n, true, err
-}
-
-// RefuseAddress makes events.watch refuse addresses starting with prefix
-// with status and Google's error body, as it refuses an address whose
-// domain is not verified for the project (guides/push, "Required
-// properties": the address must be on a valid HTTPS endpoint).
-// A status of 0 accepts the prefix again.
-func (c *GoogleCalendar) RefuseAddress(prefix string, status int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.refusals = slices.DeleteFunc(c.refusals, func(r addressRefusal) bool { return r.prefix == prefix })
-	if status != 0 {
-		c.refusals = append(c.refusals, addressRefusal{prefix: prefix, status: status})
-	}
 }
 
 // SetPushFault replaces the push fault; the zero fault clears it.
@@ -154,25 +85,6 @@ func (c *GoogleCalendar) Pushes() []PushRecord {
 	return append([]PushRecord(nil), c.pushes...)
 }
 
-// Channels lists a calendar's open channels: neither stopped nor expired.
-func (c *GoogleCalendar) Channels(calendarID string) []CalendarChannel {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	var out []CalendarChannel
-	for _, ch := range c.channels {
-		if ch.CalendarID == calendarID && ch.openAt(now) {
-			out = append(out, ch.CalendarChannel)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-func (ch *calChannel) openAt(now time.Time) bool {
-	return !ch.stopped && now.Before(ch.Expiration)
-}
-
 // Notify pushes "exists" to every open channel of the calendar, with no
 // change to its events.
 func (c *GoogleCalendar) Notify(calendarID string) {
@@ -181,163 +93,6 @@ func (c *GoogleCalendar) Notify(calendarID string) {
 	if cal, ok := c.calendars[calendarID]; ok {
 		c.notifyLocked(cal)
 	}
-}
-
-// eventsWatch serves POST calendars/{calendarId}/events/watch.
-func (c *GoogleCalendar) eventsWatch(w http.ResponseWriter, r *http.Request) {
-	if !c.authorize(w, r, eventsScope) {
-		return
-	}
-	var req channelRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-		badRequest(w, "parseError", "Parse Error")
-		return
-	}
-	switch {
-	case req.ID == "":
-		badRequest(w, "required", "Required", "locationType", "other", "location", "id")
-		return
-	case !channelID.MatchString(req.ID):
-		badRequest(w, "invalid", `Channel id must match [A-Za-z0-9\-_\+/=]+`, "locationType", "other", "location", "id")
-		return
-	case req.Type != "web_hook" && req.Type != "webhook":
-		// "Valid values are "web_hook" (or "webhook")." (Channel.type in
-		// the discovery document)
-		badRequest(w, "push.channelTypeNotSupported", "Unsupported channel type: "+req.Type)
-		return
-	case len(req.Token) > 256:
-		// token: "Maximum length: 256 characters" (guides/push,
-		// "Optional properties").
-		badRequest(w, "invalid", "Channel token too long", "locationType", "other", "location", "token")
-		return
-	}
-	addr, err := url.Parse(req.Address)
-	if err != nil || addr.Host == "" || (addr.Scheme != "https" && addr.Scheme != "http") {
-		badRequest(w, "push.webhookUrlNoHostOrAddress", "Invalid notification address: "+req.Address)
-		return
-	}
-	if c.RequireHTTPS && addr.Scheme != "https" {
-		// guides/push: the receiver "is an HTTPS server"; Google answers
-		// push.webhookUrlNotHttps, "WebHook callback must be HTTPS".
-		badRequest(w, "push.webhookUrlNotHttps", "WebHook callback must be HTTPS: "+req.Address)
-		return
-	}
-	expMillis, hasExp, err := req.expirationMillis()
-	if err != nil {
-		badRequest(w, "invalid", "Invalid value for: expiration", "locationType", "other", "location", "expiration")
-		return
-	}
-	var ttl time.Duration
-	if v, ok := req.Params["ttl"]; ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			badRequest(w, "invalid", "Invalid value for: params.ttl", "locationType", "other", "location", "params.ttl")
-			return
-		}
-		ttl = time.Duration(n) * time.Second
-	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ref := range c.refusals {
-		if strings.HasPrefix(req.Address, ref.prefix) {
-			// What Google answers an address it will not call: 401
-			// push.webhookUrlUnauthorized for an unverified domain, or the
-			// status the test chose.
-			googleError(w, ref.status, "global", "push.webhookUrlUnauthorized", "Unauthorized WebHook callback channel: "+req.Address)
-			return
-		}
-	}
-	calID := r.PathValue("calendarId")
-	cal, ok := c.calendars[calID]
-	if !ok {
-		calendarNotFound(w)
-		return
-	}
-	now := c.now()
-	if old, ok := c.channels[req.ID]; ok && old.openAt(now) {
-		// "channel id not unique" lasts as long as the channel does.
-		badRequest(w, "channelIdNotUnique", "Channel id not unique")
-		return
-	}
-	// "A notification channel can have an expiration time, with a value
-	// determined either by your request or by any Google Calendar API
-	// internal limits or defaults (the more restrictive value is used)."
-	// (guides/push, "Renew notification channels"); without one the TTL is
-	// 604800 s (params.ttl in the events.watch reference).
-	maxTTL := c.MaxChannelTTL
-	if maxTTL <= 0 {
-		maxTTL = 7 * 24 * time.Hour
-	}
-	limit := now.Add(maxTTL)
-	granted := now.Add(604800 * time.Second)
-	if ttl > 0 {
-		granted = now.Add(ttl)
-	}
-	if hasExp {
-		asked := time.UnixMilli(expMillis)
-		if !asked.After(now) {
-			badRequest(w, "invalid", "Invalid value for: expiration is in the past", "locationType", "other", "location", "expiration")
-			return
-		}
-		if ttl == 0 || asked.Before(granted) {
-			granted = asked
-		}
-	}
-	if granted.After(limit) {
-		granted = limit
-	}
-	granted = granted.Truncate(time.Millisecond)
-	ch := &calChannel{CalendarChannel: CalendarChannel{
-		ID: req.ID, ResourceID: cal.resourceID, ResourceURI: resourceURI(calID), CalendarID: calID,
-		Address: req.Address, Token: req.Token, Expiration: granted,
-	}}
-	c.channels[req.ID] = ch
-	// "After creating a notification channel to watch a resource, the
-	// Google Calendar API sends a sync message to indicate that
-	// notifications are starting", and "Sync messages always have an
-	// X-Goog-Message-Number HTTP header value of 1" (guides/push). It goes
-	// out at once, possibly before this answer.
-	c.enqueueLocked(ch, "sync")
-	out := map[string]any{
-		"kind": "api#channel", "id": ch.ID, "resourceId": ch.ResourceID, "resourceUri": ch.ResourceURI,
-		"expiration": strconv.FormatInt(granted.UnixMilli(), 10),
-	}
-	if ch.Token != "" {
-		out["token"] = ch.Token
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// resourceURI is Google's for an events collection (the watch response
-// example of the events.watch reference).
-func resourceURI(calID string) string {
-	return "https://www.googleapis.com/calendar/v3/calendars/" + url.PathEscape(calID) + "/events?alt=json"
-}
-
-// channelsStop serves POST channels/stop: 204 and no body; an unknown or
-// already stopped channel, or a resourceId that is not the channel's, is
-// 404 notFound.
-func (c *GoogleCalendar) channelsStop(w http.ResponseWriter, r *http.Request) {
-	if !c.authorize(w, r, anyCalendarScope) {
-		return
-	}
-	var req channelRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
-		badRequest(w, "parseError", "Parse Error")
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch, ok := c.channels[req.ID]
-	if !ok || ch.stopped || ch.ResourceID != req.ResourceID {
-		googleError(w, http.StatusNotFound, "global", "notFound", "Channel '"+req.ID+"' not found for project")
-		return
-	}
-	ch.stopped = true
-	c.doneLocked(len(ch.queue))
-	ch.queue, ch.held = nil, nil
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // notifyLocked pushes "exists" to every open channel of the calendar.

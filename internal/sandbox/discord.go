@@ -21,7 +21,6 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,9 +226,8 @@ func (d *Discord) authorize(w http.ResponseWriter, r *http.Request) {
 	_, known := d.clients[q.Get("client_id")]
 	user := d.consent
 	d.mu.Unlock()
-	back, err := url.Parse(q.Get("redirect_uri"))
-	if !known || err != nil || q.Get("redirect_uri") == "" || q.Get("response_type") != "code" {
-		http.Error(w, "Invalid OAuth2 request: unknown client_id, or no redirect_uri or response_type=code.", http.StatusBadRequest)
+	back, ok := consentRedirect(w, r, known, "Invalid OAuth2 request: unknown client_id, or no redirect_uri or response_type=code.")
+	if !ok {
 		return
 	}
 	challenge := q.Get("code_challenge")
@@ -249,11 +247,7 @@ func (d *Discord) authorize(w http.ResponseWriter, r *http.Request) {
 		d.mu.Unlock()
 		v.Set("code", code)
 	}
-	if st := q.Get("state"); st != "" {
-		v.Set("state", st)
-	}
-	back.RawQuery = v.Encode()
-	http.Redirect(w, r, back.String(), http.StatusFound) //nolint:gosec // a consent page redirects to the client's redirect_uri by design
+	redirectToClient(w, r, back, v)
 }
 
 func discordError(w http.ResponseWriter, status int, code, description string) {

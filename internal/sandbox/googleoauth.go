@@ -25,7 +25,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -235,9 +234,8 @@ func (g *GoogleOAuth) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Error 401: invalid_client\nThe OAuth client was not found.", http.StatusUnauthorized)
 		return
 	}
-	target, err := url.Parse(redirectURI)
-	if err != nil || redirectURI == "" || q.Get("response_type") != "code" {
-		http.Error(w, "Error 400: invalid_request", http.StatusBadRequest)
+	target, ok := consentRedirect(w, r, true, "Error 400: invalid_request")
+	if !ok {
 		return
 	}
 	code := g.IssueCode(clientID, redirectURI, q.Get("scope"))
@@ -255,13 +253,7 @@ func (g *GoogleOAuth) authorize(w http.ResponseWriter, r *http.Request) {
 	back := target.Query()
 	back.Set("code", code)
 	back.Set("scope", q.Get("scope"))
-	if st := q.Get("state"); st != "" {
-		back.Set("state", st)
-	}
-	target.RawQuery = back.Encode()
-	// Redirecting to the client's redirect_uri is what a consent page does;
-	// the sandbox serves tests and the demo only.
-	http.Redirect(w, r, target.String(), http.StatusFound) //nolint:gosec // G710: by design, see above
+	redirectToClient(w, r, target, back)
 }
 
 func oauthError(w http.ResponseWriter, status int, code, description string) {
@@ -273,16 +265,6 @@ func oauthError(w http.ResponseWriter, status int, code, description string) {
 	_, _ = w.Write(b)
 }
 
-// formClient reads a form-encoded token request's client credentials: the
-// Basic Authorization header, else client_id and client_secret in the body
-// (RFC 6749 §2.3.1; Google and Discord take both). The form must be parsed.
-func formClient(r *http.Request) (id, secret string) {
-	if id, secret, ok := r.BasicAuth(); ok {
-		return id, secret
-	}
-	return r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-}
-
 func (g *GoogleOAuth) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "Could not determine client ID from request.")
@@ -291,59 +273,79 @@ func (g *GoogleOAuth) token(w http.ResponseWriter, r *http.Request) {
 	clientID, secret := formClient(r)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !g.authenticClientLocked(w, clientID, secret) {
+		return
+	}
+	switch gt := r.PostForm.Get("grant_type"); gt {
+	case "authorization_code":
+		g.exchangeCodeLocked(w, r, clientID)
+	case "refresh_token":
+		g.refreshLocked(w, r, clientID)
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "Invalid grant_type: "+gt)
+	}
+}
+
+// authenticClientLocked checks a token request's client credentials; it
+// answers Google's refusal and returns false when they are wrong.
+func (g *GoogleOAuth) authenticClientLocked(w http.ResponseWriter, clientID, secret string) bool {
 	want, known := g.clients[clientID]
 	switch {
 	case clientID == "":
 		oauthError(w, http.StatusBadRequest, "invalid_request", "Could not determine client ID from request.")
-		return
+		return false
 	case !known:
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "The OAuth client was not found.")
-		return
+		return false
 	case subtle.ConstantTimeCompare([]byte(secret), []byte(want)) != 1:
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "Unauthorized")
+		return false
+	}
+	return true
+}
+
+// exchangeCodeLocked serves the authorization_code grant: a new grant,
+// answered with its refresh token.
+func (g *GoogleOAuth) exchangeCodeLocked(w http.ResponseWriter, r *http.Request, clientID string) {
+	code := r.PostForm.Get("code")
+	if code == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "Missing required parameter: code")
 		return
 	}
-
-	switch gt := r.PostForm.Get("grant_type"); gt {
-	case "authorization_code":
-		code := r.PostForm.Get("code")
-		if code == "" {
-			oauthError(w, http.StatusBadRequest, "invalid_request", "Missing required parameter: code")
-			return
-		}
-		c, ok := g.codes[code]
-		// A code is usable once, by the client it was issued to, with the
-		// same redirect URI.
-		delete(g.codes, code)
-		if !ok || c.clientID != clientID {
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "Bad Request")
-			return
-		}
-		if c.redirectURI != r.PostForm.Get("redirect_uri") {
-			oauthError(w, http.StatusBadRequest, "redirect_uri_mismatch", "Bad Request")
-			return
-		}
-		if c.challenge != "" && !pkceMatches(c.challenge, r.PostForm.Get("code_verifier")) {
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid code verifier.")
-			return
-		}
-		refresh := g.issueRefreshLocked(clientID, c.scope, c.sub)
-		g.writeToken(w, g.refresh[refresh], refresh, true)
-	case "refresh_token":
-		rt := r.PostForm.Get("refresh_token")
-		if rt == "" {
-			oauthError(w, http.StatusBadRequest, "invalid_request", "Missing required parameter: refresh_token")
-			return
-		}
-		gr, ok := g.refresh[rt]
-		if !ok || gr.revoked || gr.clientID != clientID {
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "Token has been expired or revoked.")
-			return
-		}
-		g.writeToken(w, gr, rt, false)
-	default:
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "Invalid grant_type: "+gt)
+	c, ok := g.codes[code]
+	// A code is usable once, by the client it was issued to, with the
+	// same redirect URI.
+	delete(g.codes, code)
+	if !ok || c.clientID != clientID {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "Bad Request")
+		return
 	}
+	if c.redirectURI != r.PostForm.Get("redirect_uri") {
+		oauthError(w, http.StatusBadRequest, "redirect_uri_mismatch", "Bad Request")
+		return
+	}
+	if c.challenge != "" && !pkceMatches(c.challenge, r.PostForm.Get("code_verifier")) {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid code verifier.")
+		return
+	}
+	refresh := g.issueRefreshLocked(clientID, c.scope, c.sub)
+	g.writeToken(w, g.refresh[refresh], refresh, true)
+}
+
+// refreshLocked serves the refresh_token grant: a new access token of a
+// live grant, and no new refresh token.
+func (g *GoogleOAuth) refreshLocked(w http.ResponseWriter, r *http.Request, clientID string) {
+	rt := r.PostForm.Get("refresh_token")
+	if rt == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "Missing required parameter: refresh_token")
+		return
+	}
+	gr, ok := g.refresh[rt]
+	if !ok || gr.revoked || gr.clientID != clientID {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "Token has been expired or revoked.")
+		return
+	}
+	g.writeToken(w, gr, rt, false)
 }
 
 // writeToken answers a new access token of the grant gr (whose refresh
@@ -475,11 +477,6 @@ func (g *GoogleOAuth) revoke(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache, no-store, max-age=0, must-revalidate")
 	_, _ = w.Write([]byte("{}"))
-}
-
-func pkceMatches(challenge, verifier string) bool {
-	sum := sha256.Sum256([]byte(verifier))
-	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
 }
 
 // randomToken is n random URL-safe characters, shaped like the providers'

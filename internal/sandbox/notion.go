@@ -20,7 +20,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -86,9 +85,8 @@ func (n *Notion) consentPage(w http.ResponseWriter, r *http.Request) {
 	_, known := n.clients[q.Get("client_id")]
 	ws := n.consent
 	n.mu.Unlock()
-	back, err := url.Parse(q.Get("redirect_uri"))
-	if !known || err != nil || q.Get("redirect_uri") == "" || q.Get("response_type") != "code" {
-		http.Error(w, "Missing or invalid client_id, redirect_uri or response_type.", http.StatusBadRequest)
+	back, ok := consentRedirect(w, r, known, "Missing or invalid client_id, redirect_uri or response_type.")
+	if !ok {
 		return
 	}
 	v := back.Query()
@@ -97,11 +95,7 @@ func (n *Notion) consentPage(w http.ResponseWriter, r *http.Request) {
 	} else {
 		v.Set("code", n.IssueCode(q.Get("client_id"), q.Get("redirect_uri"), ws))
 	}
-	if st := q.Get("state"); st != "" {
-		v.Set("state", st)
-	}
-	back.RawQuery = v.Encode()
-	http.Redirect(w, r, back.String(), http.StatusFound) //nolint:gosec // a consent page redirects to the client's redirect_uri by design
+	redirectToClient(w, r, back, v)
 }
 
 type notionCode struct {
