@@ -30,6 +30,9 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )
 
 // benchNotion measures the Notion webhook: accepted events per second and
@@ -50,34 +53,52 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		return err
 	}
 	defer rig.close()
-	notionEmu, ws, base := rig.notion, rig.ws, rig.hookURL
 
 	// One connected integration.
-	ni, err := benchIntegration(ctx, c, "bench-notion", notionEmu, ws)
+	ni, err := benchIntegration(ctx, c, "bench-notion", rig.notion, rig.ws)
 	if err != nil {
 		return err
 	}
-	url := base + ni.Status.WebhookPath
-	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	hook := notionHook{url: rig.hookURL + ni.Status.WebhookPath, workspace: rig.ws.ID,
+		httpc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
+	if err := pageFill(ctx, rig.notion, ni.Status.DatabaseID, hook, pages); err != nil {
+		return err
+	}
+	webhookThroughput(hook, requests)
+	fmt.Fprintln(os.Stderr)
+	return nil
+}
 
-	// Event → page filled, one event at a time, on rows that exist.
-	var db = ni.Status.DatabaseID
+// notionHook is where a Notion Automation posts: the integration's webhook
+// URL, for its workspace.
+type notionHook struct {
+	url, workspace string
+	httpc          *http.Client
+}
+
+// post sends the Automation's request for page and link.
+func (h notionHook) post(page, link string) (*http.Response, error) {
+	body, _ := json.Marshal(map[string]string{"workspace_id": h.workspace, "page_id": page, "link": link})
+	return h.httpc.Post(h.url, "application/json", bytes.NewReader(body))
+}
+
+// pageFill times event → page filled, one event at a time, on rows that
+// exist in the database db.
+func pageFill(ctx context.Context, notionEmu *sandbox.Notion, db string, hook notionHook, pages int) error {
 	e2e := make([]time.Duration, 0, pages)
 	for i := 0; i < pages; i++ {
 		link := "https://arxiv.org/abs/hep-th/9901001"
 		page := notionEmu.AddRow(db, map[string]any{"Link": link})
-		body, _ := json.Marshal(map[string]string{"workspace_id": ws.ID, "page_id": page, "link": link})
 		t0 := time.Now()
-		resp, err := httpc.Post(url, "application/json", bytes.NewReader(body))
+		resp, err := hook.post(page, link)
 		if err != nil {
 			return err
 		}
 		_ = resp.Body.Close()
-		for notionEmu.Row(page)["Title"] == "" || notionEmu.Row(page)["Title"] == nil {
-			if time.Since(t0) > 30*time.Second {
-				return fmt.Errorf("page %d not filled after 30s", i)
-			}
-			time.Sleep(2 * time.Millisecond)
+		if poll.Until(ctx, "", 2*time.Millisecond, 30*time.Second, func() (bool, error) {
+			return notionEmu.Row(page)["Title"] != "" && notionEmu.Row(page)["Title"] != nil, nil
+		}) != nil {
+			return fmt.Errorf("page %d not filled after 30s", i)
 		}
 		e2e = append(e2e, time.Since(t0))
 	}
@@ -88,14 +109,19 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 	}
 	fmt.Printf("event → page filled (%d events, one at a time, instant sandbox, arXiv pacing off): mean %s, p50 %s, p95 %s (seed: ≤ 2 s on average)\n",
 		pages, (sum / time.Duration(len(e2e))).Round(100*time.Microsecond), pctMs(e2e, 50), pctMs(e2e, 95))
+	return nil
+}
+
+// webhookThroughput posts requests events per client count, each a new
+// page (one PaperSync created per event), and prints the table.
+func webhookThroughput(hook notionHook, requests int) {
 	fmt.Printf("\nNotion webhook: %d events per client count, each a new page (one PaperSync created per event), loopback, real API server\n", requests)
 	fmt.Printf("%-8s %12s %10s %10s %10s\n", "clients", "accepted/s", "p50", "p95", "p99")
 	var seq atomic.Int64
 	for _, clients := range []int{1, 16, 64} {
 		rate, lat, failures, _ := drive(clients, requests, func(int) (bool, error) {
 			page := fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1))
-			body, _ := json.Marshal(map[string]string{"workspace_id": ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
-			resp, err := httpc.Post(url, "application/json", bytes.NewReader(body))
+			resp, err := hook.post(page, "https://arxiv.org/abs/2301.12345")
 			if err != nil {
 				return false, nil // counted as not accepted
 			}
@@ -108,7 +134,4 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		}
 		fmt.Println()
 	}
-
-	fmt.Fprintln(os.Stderr)
-	return nil
 }

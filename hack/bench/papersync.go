@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -86,15 +87,45 @@ func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
 		}
 	}
 	fmt.Printf("\nPaperSync drain: one integration, instant sandbox, arXiv pacing off, %d creating clients, real API server\n", creators)
+	baseTime, patchTime, err := paperBaselines(ctx, c, n, creators)
+	if err != nil {
+		return err
+	}
 
-	// Baselines, before the manager runs, by a bare client with `creators`
-	// workers: the least any controller could do for the same result. The
-	// end-to-end one creates each PaperSync and patches its status once
-	// (what the webhook and the manager do together); the other only
-	// patches objects that exist.
+	counted := rest.CopyConfig(cfg)
+	calls := &apiCounter{}
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
+	rig, err := startNotionRig(ctx, counted, "be4c0000-0000-4000-8000-000000000002")
+	if err != nil {
+		return err
+	}
+	defer rig.close()
+	d := &paperDrain{c: c, rig: rig, calls: calls, creators: creators}
+
+	burst, err := d.run(ctx, "bench-ps-burst", n)
+	if err != nil {
+		return err
+	}
+	baseRate, drainRate := float64(n)/baseTime.Seconds(), float64(n)/burst.took.Seconds()
+	fmt.Printf("%-64s %10s %10s\n", "", "time", "syncs/s")
+	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("baseline: bare client, %d creates + %d status patches", n, n), baseTime.Round(time.Millisecond), baseRate)
+	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("(bare client, %d status patches alone)", n), patchTime.Round(time.Millisecond), float64(n)/patchTime.Seconds())
+	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("manager: %d creates → all Succeeded (end to end)", n), burst.took.Round(time.Millisecond), drainRate)
+	fmt.Printf("ratio drain/baseline: %.2f (target ≥ 0.5)\n", drainRate/baseRate)
+	fmt.Printf("manager API writes per sync: %.2f (target ≤ 1.1); reads per sync: %.3f; arXiv requests: %.0f for %d syncs\n\n",
+		burst.writes, burst.reads, burst.arxivReq, n)
+	return d.growth(ctx, sizes)
+}
+
+// paperBaselines run before the manager does, by a bare client with
+// `creators` workers: the least any controller could do for the same
+// result. The end-to-end one creates each PaperSync and patches its
+// status once (what the webhook and the manager do together); the other
+// only patches objects that exist.
+func paperBaselines(ctx context.Context, c client.Client, n, creators int) (baseTime, patchTime time.Duration, err error) {
 	base := "bench-ps-baseline"
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: base}}); err != nil {
-		return err
+		return 0, 0, err
 	}
 	finish := func(ps *v1alpha1.PaperSync) error {
 		before := ps.DeepCopy()
@@ -108,7 +139,7 @@ func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
 			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "none"},
 				PageID: fmt.Sprintf("00000000-0000-4000-8000-%012x", i), Link: "https://arxiv.org/abs/2301.12345", ArxivID: "2301.12345"}}
 	}
-	baseTime, err := timed(func() error {
+	baseTime, err = timed(func() error {
 		return parallel(n, creators, func(i int) error {
 			ps := bareSync(i)
 			if err := c.Create(ctx, ps); err != nil {
@@ -118,78 +149,73 @@ func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("baseline: %w", err)
+		return 0, 0, fmt.Errorf("baseline: %w", err)
 	}
 	var list v1alpha1.PaperSyncList
 	if err := c.List(ctx, &list, client.InNamespace(base)); err != nil {
-		return err
+		return 0, 0, err
 	}
-	patchTime, err := timed(func() error {
+	patchTime, err = timed(func() error {
 		return parallel(len(list.Items), creators, func(i int) error { return finish(&list.Items[i]) })
 	})
 	if err != nil {
-		return fmt.Errorf("patch baseline: %w", err)
+		return 0, 0, fmt.Errorf("patch baseline: %w", err)
 	}
+	return baseTime, patchTime, nil
+}
 
-	counted := rest.CopyConfig(cfg)
-	calls := &apiCounter{}
-	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
-	rig, err := startNotionRig(ctx, counted, "be4c0000-0000-4000-8000-000000000002")
+// paperDrain drains bursts of PaperSyncs through the rig's manager, its
+// API requests counted by calls.
+type paperDrain struct {
+	c        client.Client
+	rig      *notionRig
+	calls    *apiCounter
+	creators int
+}
+
+// drainResult is one burst's drain: count syncs took took, with the
+// manager's API reads and writes per sync and the arXiv requests.
+type drainResult struct {
+	n                       int
+	took                    time.Duration
+	reads, writes, arxivReq float64
+}
+
+// run drains count PaperSyncs of a new integration in ns, one per row.
+func (d *paperDrain) run(ctx context.Context, ns string, count int) (drainResult, error) {
+	ni, err := benchIntegration(ctx, d.c, ns, d.rig.notion, d.rig.ws)
 	if err != nil {
-		return err
+		return drainResult{}, err
 	}
-	defer rig.close()
-	notionEmu, ws, box, mgr := rig.notion, rig.ws, rig.box, rig.mgr
-
-	type result struct {
-		n                       int
-		took                    time.Duration
-		reads, writes, arxivReq float64
+	rows := make([]string, count)
+	for i := range rows {
+		rows[i] = d.rig.notion.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
 	}
-	drain := func(ns string, count int) (result, error) {
-		ni, err := benchIntegration(ctx, c, ns, notionEmu, ws)
-		if err != nil {
-			return result{}, err
+	d.rig.box.ResetCalls()
+	before := d.calls.snapshot()
+	took, err := timed(func() error {
+		if err := createSyncs(ctx, d.c, count, d.creators, func(i int) *v1alpha1.PaperSync {
+			return papers.NewSync(ni, rows[i], "https://arxiv.org/abs/2301.12345", "2301.12345")
+		}); err != nil {
+			return err
 		}
-		rows := make([]string, count)
-		for i := range rows {
-			rows[i] = notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
-		}
-		box.ResetCalls()
-		before := calls.snapshot()
-		took, err := timed(func() error {
-			if err := createSyncs(ctx, c, count, creators, func(i int) *v1alpha1.PaperSync {
-				return papers.NewSync(ni, rows[i], "https://arxiv.org/abs/2301.12345", "2301.12345")
-			}); err != nil {
-				return err
-			}
-			return waitSucceeded(ctx, mgr.GetClient(), ns, count)
-		})
-		if err != nil {
-			return result{}, err
-		}
-		after := calls.snapshot()
-		return result{n: count, took: took, reads: float64(after[0]-before[0]) / float64(count),
-			writes: float64(after[1]-before[1]) / float64(count), arxivReq: float64(box.Calls(sandbox.ArxivQuery))}, nil
-	}
-
-	burst, err := drain("bench-ps-burst", n)
+		return waitSucceeded(ctx, d.rig.mgr.GetClient(), ns, count)
+	})
 	if err != nil {
-		return err
+		return drainResult{}, err
 	}
-	baseRate, drainRate := float64(n)/baseTime.Seconds(), float64(n)/burst.took.Seconds()
-	fmt.Printf("%-64s %10s %10s\n", "", "time", "syncs/s")
-	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("baseline: bare client, %d creates + %d status patches", n, n), baseTime.Round(time.Millisecond), baseRate)
-	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("(bare client, %d status patches alone)", n), patchTime.Round(time.Millisecond), float64(n)/patchTime.Seconds())
-	fmt.Printf("%-64s %10s %10.0f\n", fmt.Sprintf("manager: %d creates → all Succeeded (end to end)", n), burst.took.Round(time.Millisecond), drainRate)
-	fmt.Printf("ratio drain/baseline: %.2f (target ≥ 0.5)\n", drainRate/baseRate)
-	fmt.Printf("manager API writes per sync: %.2f (target ≤ 1.1); reads per sync: %.3f; arXiv requests: %.0f for %d syncs\n\n",
-		burst.writes, burst.reads, burst.arxivReq, n)
+	after := d.calls.snapshot()
+	return drainResult{n: count, took: took, reads: float64(after[0]-before[0]) / float64(count),
+		writes: float64(after[1]-before[1]) / float64(count), arxivReq: float64(d.rig.box.Calls(sandbox.ArxivQuery))}, nil
+}
 
+// growth drains a burst of each size and prints how the cost per sync
+// grows from the first size to the last.
+func (d *paperDrain) growth(ctx context.Context, sizes []int) error {
 	fmt.Printf("%-8s %10s %10s %14s %14s %10s\n", "syncs", "time", "syncs/s", "writes/sync", "reads/sync", "arXiv")
-	var results []result
+	var results []drainResult
 	for _, size := range sizes {
-		r, err := drain(fmt.Sprintf("bench-ps-%d", size), size)
+		r, err := d.run(ctx, fmt.Sprintf("bench-ps-%d", size), size)
 		if err != nil {
 			return err
 		}
@@ -229,19 +255,18 @@ func benchIntegration(ctx context.Context, c client.Client, ns string, notionEmu
 	if err := c.Create(ctx, ni); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	if err := poll.Until(ctx, "", 50*time.Millisecond, time.Minute, func() (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(ni), ni); err != nil {
+			return false, poll.Stop(err)
+		}
+		return status.IsTrue(ni, v1alpha1.ReadyCondition) && ni.Status.WebhookPath != "", nil
+	}); err != nil {
+		if poll.Stopped(err) {
 			return nil, err
 		}
-		if status.IsTrue(ni, v1alpha1.ReadyCondition) && ni.Status.WebhookPath != "" {
-			return ni, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("integration %s not Ready: %+v", ns, ni.Status.Conditions)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil, fmt.Errorf("integration %s not Ready: %+v", ns, ni.Status.Conditions)
 	}
+	return ni, nil
 }
 
 // createSyncs makes count PaperSyncs with `creators` clients; build makes
@@ -282,11 +307,10 @@ func parallel(count, workers int, f func(int) error) error {
 // waitSucceeded polls the manager's cache (no load on the API server)
 // until count syncs of ns have succeeded.
 func waitSucceeded(ctx context.Context, cache client.Reader, ns string, count int) error {
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
+	return poll.Until(ctx, "", 20*time.Millisecond, 10*time.Minute, func() (bool, error) {
 		var list v1alpha1.PaperSyncList
 		if err := cache.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
+			return false, poll.Stop(err)
 		}
 		done, failed := 0, 0
 		for _, ps := range list.Items {
@@ -298,14 +322,8 @@ func waitSucceeded(ctx context.Context, cache client.Reader, ns string, count in
 			}
 		}
 		if failed > 0 {
-			return fmt.Errorf("%d syncs failed in %s", failed, ns)
+			return false, poll.Stop(fmt.Errorf("%d syncs failed in %s", failed, ns))
 		}
-		if done >= count {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d syncs succeeded in %s after 10 minutes", done, count, ns)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return done >= count, fmt.Errorf("%d of %d syncs succeeded in %s", done, count, ns)
+	})
 }

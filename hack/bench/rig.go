@@ -27,8 +27,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -75,16 +76,25 @@ func newRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *a
 		err = index.Register(ctx, r.mgr.GetFieldIndexer())
 	}
 	if err == nil {
-		r.ln, err = net.Listen("tcp", "127.0.0.1:0")
+		r.ln, r.hookURL, err = listenLoopback()
 	}
 	if err != nil {
 		r.close()
 		return nil, err
 	}
 	r.close = func() { _ = r.ln.Close(); sbx.Close() }
-	r.hookURL = "http://" + r.ln.Addr().String()
 	r.engine = &oauth.Engine{Store: &oauth.Store{Reader: r.mgr.GetAPIReader(), Writer: r.mgr.GetClient()}, Out: r.out}
 	return r, nil
+}
+
+// listenLoopback listens on a free loopback port, for a webhook server,
+// and returns the listener and its base URL.
+func listenLoopback() (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	return ln, "http://" + ln.Addr().String(), nil
 }
 
 // start serves the webhook routes and starts the manager until ctx ends.
@@ -123,7 +133,9 @@ func startNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notion
 	if r.rig, err = newRig(ctx, cfg, sandbox.New(r.notion, sandbox.NewArxiv()), nil); err != nil {
 		return nil, err
 	}
-	if err := controller.SetupNotion(r.mgr, controller.NotionDeps{Out: r.out, OAuth: r.engine, ArxivPacer: &arxiv.Pacer{Interval: 0}}); err != nil {
+	reports := &notionintegration.Reports{}
+	if err := wire.SetupAll(r.mgr, wire.Deps{Outbound: r.out, OAuth: r.engine},
+		&notionintegration.Controller{Reports: reports}, &papersync.Controller{Integrations: reports}); err != nil {
 		r.close()
 		return nil, err
 	}

@@ -35,8 +35,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
@@ -70,7 +73,9 @@ func startSheetsRig(ctx context.Context, cfg *rest.Config) (*sheetsRig, error) {
 	if r.rig, err = newRig(ctx, cfg, sandbox.New(r.google, r.sheets), &apiCounter{}); err != nil {
 		return nil, err
 	}
-	if err := controller.SetupSheets(r.mgr, controller.SheetsDeps{Out: r.out, OAuth: r.engine, PublicURL: r.hookURL}); err != nil {
+	reports := &sheetconnection.Reports{}
+	if err := wire.SetupAll(r.mgr, wire.Deps{Outbound: r.out, OAuth: r.engine, PublicURL: r.hookURL},
+		&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports}); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -104,8 +109,8 @@ func benchSheets(cfg *rest.Config, n, clients int) error {
 
 	// Baseline first, before the manager runs: a bare client creating the
 	// same SheetSyncs the route creates, nothing reconciling them.
-	baseLat, baseTime, err := sheetsBaseline(ctx, c, n, clients)
-	if err != nil {
+	var r sheetsRun
+	if r.baseLat, r.baseTime, err = sheetsBaseline(ctx, c, n, clients); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
 
@@ -118,15 +123,72 @@ func benchSheets(cfg *rest.Config, n, clients int) error {
 	if err != nil {
 		return err
 	}
-	ingest := rig.hookURL + conn.Status.IngestPath
-	appendsBefore := rig.box.Calls(sandbox.SheetsValuesAppend)
-	apiBefore := rig.calls.snapshot()
+	if err := r.ingest(ctx, rig, rig.hookURL+conn.Status.IngestPath, n, clients); err != nil {
+		return err
+	}
+	return r.report(rig, n, clients)
+}
 
-	// n sessions, clients at a time, after an untimed warm-up of one
-	// refused post per client (a session without a title: 400, nothing
-	// created).
+// sheetsRun is what the Sheets benchmark measured: the baseline's create
+// latencies (sorted) and time; the ingest route's latencies, its time,
+// the drain's, and the API and values.append calls over them.
+type sheetsRun struct {
+	baseLat, lat        []time.Duration
+	baseTime, posted    time.Duration
+	drained, afterLast  time.Duration
+	succeeded, failed   int
+	appends             int
+	apiBefore, apiAfter [3]int64
+}
+
+// ingest posts n sessions, clients at a time, after an untimed warm-up,
+// and waits until every sync is done.
+func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, n, clients int) error {
+	appendsBefore := rig.box.Calls(sandbox.SheetsValuesAppend)
+	r.apiBefore = rig.calls.snapshot()
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients}}
-	if err := parallel(clients, clients, func(i int) error {
+	if err := ingestWarmUp(httpc, ingest, clients); err != nil {
+		return fmt.Errorf("ingest warm-up: %w", err)
+	}
+	r.lat = make([]time.Duration, n)
+	began := time.Now()
+	err := parallel(n, clients, func(i int) error {
+		b, _ := json.Marshal(benchSession("s", i))
+		req, _ := http.NewRequest(http.MethodPost, ingest, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testenv.SheetIngestToken)
+		t0 := time.Now()
+		resp, err := httpc.Do(req)
+		r.lat[i] = time.Since(t0)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("session %d: %d %s", i, resp.StatusCode, body)
+		}
+		return nil
+	})
+	r.posted = time.Since(began)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	lastPost := time.Now()
+	if err := r.waitDrained(ctx, rig, n, began); err != nil {
+		return err
+	}
+	r.drained = time.Since(began)
+	r.afterLast = time.Since(lastPost)
+	r.appends = rig.box.Calls(sandbox.SheetsValuesAppend) - appendsBefore
+	r.apiAfter = rig.calls.snapshot()
+	return nil
+}
+
+// ingestWarmUp posts one refused session per client, untimed (a session
+// without a title: 400, nothing created).
+func ingestWarmUp(httpc *http.Client, ingest string, clients int) error {
+	return parallel(clients, clients, func(i int) error {
 		req, _ := http.NewRequest(http.MethodPost, ingest, strings.NewReader(`{"id":"warm"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+testenv.SheetIngestToken)
@@ -140,66 +202,39 @@ func benchSheets(cfg *rest.Config, n, clients int) error {
 			return fmt.Errorf("warm-up post answered %d, want 400", resp.StatusCode)
 		}
 		return nil
-	}); err != nil {
-		return fmt.Errorf("ingest warm-up: %w", err)
-	}
-	lat := make([]time.Duration, n)
-	began := time.Now()
-	err = parallel(n, clients, func(i int) error {
-		b, _ := json.Marshal(benchSession("s", i))
-		req, _ := http.NewRequest(http.MethodPost, ingest, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+testenv.SheetIngestToken)
-		t0 := time.Now()
-		resp, err := httpc.Do(req)
-		lat[i] = time.Since(t0)
-		if err != nil {
-			return err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			return fmt.Errorf("session %d: %d %s", i, resp.StatusCode, body)
-		}
-		return nil
 	})
-	posted := time.Since(began)
-	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
-	}
-	lastPost := time.Now()
+}
 
-	// Until every sync is Succeeded, from the manager's cache.
+// waitDrained waits, from the manager's cache, until each of the n syncs
+// is Succeeded or Failed, for 10 minutes from began.
+func (r *sheetsRun) waitDrained(ctx context.Context, rig *sheetsRig, n int, began time.Time) error {
 	cache := rig.mgr.GetClient()
-	var succeeded, failed int
-	for {
+	err := poll.Until(ctx, "", 20*time.Millisecond, time.Until(began.Add(10*time.Minute)), func() (bool, error) {
 		var list v1alpha1.SheetSyncList
 		if err := cache.List(ctx, &list, client.InNamespace(sheetsBenchNS)); err != nil {
-			return err
+			return false, poll.Stop(err)
 		}
-		succeeded, failed = 0, 0
+		r.succeeded, r.failed = 0, 0
 		for i := range list.Items {
 			switch list.Items[i].Status.Phase {
 			case v1alpha1.SyncSucceeded:
-				succeeded++
+				r.succeeded++
 			case v1alpha1.SyncFailed:
-				failed++
+				r.failed++
 			}
 		}
-		if succeeded+failed == n {
-			break
-		}
-		if time.Since(began) > 10*time.Minute {
-			return fmt.Errorf("%d of %d Succeeded (%d Failed) after 10 minutes", succeeded, n, failed)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return r.succeeded+r.failed == n, nil
+	})
+	if err != nil && !poll.Stopped(err) {
+		return fmt.Errorf("%d of %d Succeeded (%d Failed) after 10 minutes", r.succeeded, n, r.failed)
 	}
-	drained := time.Since(began)
-	afterLast := time.Since(lastPost)
-	appends := rig.box.Calls(sandbox.SheetsValuesAppend) - appendsBefore
-	apiAfter := rig.calls.snapshot()
+	return err
+}
 
-	rows := rig.sheets.Rows(sheetsBenchID, sheetsBenchTab)
+// sheetRows counts the rows under the sheet's header, their distinct
+// session ids, and the rows that repeat a session.
+func sheetRows(rig *sheetsRig) (rows, distinct, dups int) {
+	all := rig.sheets.Rows(sheetsBenchID, sheetsBenchTab)
 	idCol := -1
 	for i, h := range testenv.SheetHeader {
 		if h == "Session ID" {
@@ -207,39 +242,44 @@ func benchSheets(cfg *rest.Config, n, clients int) error {
 		}
 	}
 	ids := map[string]int{}
-	for _, r := range rows[1:] {
+	for _, r := range all[1:] {
 		if idCol >= 0 && idCol < len(r) {
 			ids[r[idCol]]++
 		}
 	}
-	dups := 0
 	for _, k := range ids {
 		if k > 1 {
 			dups += k - 1
 		}
 	}
+	return len(all) - 1, len(ids), dups
+}
 
-	sorted := append([]time.Duration(nil), lat...)
+// report prints the Sheets benchmark's figures and checks the sheet holds
+// one row per session.
+func (r *sheetsRun) report(rig *sheetsRig, n, clients int) error {
+	rows, distinct, dups := sheetRows(rig)
+	sorted := append([]time.Duration(nil), r.lat...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	ingestRate := float64(n) / posted.Seconds()
-	baseRate := float64(n) / baseTime.Seconds()
+	ingestRate := float64(n) / r.posted.Seconds()
+	baseRate := float64(n) / r.baseTime.Seconds()
 	fmt.Printf("%-58s %10s %12s %10s %10s %10s\n", "", "time", "per second", "p50", "p95", "p99")
 	fmt.Printf("%-58s %10s %12.0f %10s %10s %10s\n", fmt.Sprintf("baseline: bare client, %d SheetSync creates, %d goroutines", n, clients),
-		baseTime.Round(time.Millisecond), baseRate, pctMs(baseLat, 50), pctMs(baseLat, 95), pctMs(baseLat, 99))
+		r.baseTime.Round(time.Millisecond), baseRate, pctMs(r.baseLat, 50), pctMs(r.baseLat, 95), pctMs(r.baseLat, 99))
 	fmt.Printf("%-58s %10s %12.0f %10s %10s %10s\n", fmt.Sprintf("ingest route: %d sessions accepted (202), %d clients", n, clients),
-		posted.Round(time.Millisecond), ingestRate, pctMs(sorted, 50), pctMs(sorted, 95), pctMs(sorted, 99))
+		r.posted.Round(time.Millisecond), ingestRate, pctMs(sorted, 50), pctMs(sorted, 95), pctMs(sorted, 99))
 	fmt.Printf("ratio ingest/baseline: accepted per second %.2f, p99 latency %.2f\n",
-		ingestRate/baseRate, ratio(pctD(sorted, 99), pctD(baseLat, 99)))
+		ingestRate/baseRate, ratio(pctD(sorted, 99), pctD(r.baseLat, 99)))
 	fmt.Printf("values.append calls the sandbox counted: %d (%.1f sessions per append; pacing 1 append/s per connection, at most %d rows each)\n",
-		appends, float64(n)/float64(max(appends, 1)), 500)
+		r.appends, float64(n)/float64(max(r.appends, 1)), 500)
 	fmt.Printf("all %d Succeeded %s after the first post (%s after the last); %d Failed\n",
-		succeeded, drained.Round(time.Millisecond), afterLast.Round(time.Millisecond), failed)
+		r.succeeded, r.drained.Round(time.Millisecond), r.afterLast.Round(time.Millisecond), r.failed)
 	fmt.Printf("API requests per session, ingest and drain (the webhook's create included): %.2f writes, %.2f reads\n",
-		float64(apiAfter[1]-apiBefore[1])/float64(n), float64(apiAfter[0]-apiBefore[0])/float64(n))
+		float64(r.apiAfter[1]-r.apiBefore[1])/float64(n), float64(r.apiAfter[0]-r.apiBefore[0])/float64(n))
 	fmt.Printf("rows in the sheet under the header: %d (want %d); distinct session ids %d, duplicate rows %d\n",
-		len(rows)-1, n, len(ids), dups)
-	if len(rows)-1 != n || dups != 0 || failed != 0 {
-		return fmt.Errorf("the sheet has %d rows (%d duplicates, %d failed) for %d sessions", len(rows)-1, dups, failed, n)
+		rows, n, distinct, dups)
+	if rows != n || dups != 0 || r.failed != 0 {
+		return fmt.Errorf("the sheet has %d rows (%d duplicates, %d failed) for %d sessions", rows, dups, r.failed, n)
 	}
 	return nil
 }
@@ -300,28 +340,32 @@ func sheetsConnect(ctx context.Context, c client.Client, rig *sheetsRig) (*v1alp
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sheetsBenchNS}}); err != nil {
 		return nil, err
 	}
-	grant := rig.google.IssueRefreshToken("sheet-client", strings.Join(gsheets.OAuthProvider.Scopes, " "))
+	grant := rig.google.IssueRefreshToken("sheet-client", strings.Join(targets.Sheets.Provider.Scopes, " "))
 	if err := testenv.SheetConnection(ctx, c, sheetsBenchNS, sheetsBenchID, sheetsBenchTab, grant, nil); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		conn := &v1alpha1.SheetConnection{}
+	conn := &v1alpha1.SheetConnection{}
+	err := poll.Until(ctx, "", 50*time.Millisecond, time.Minute, func() (bool, error) {
+		conn = &v1alpha1.SheetConnection{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: sheetsBenchNS, Name: "timesheet"}, conn); err != nil {
-			return nil, err
+			return false, poll.Stop(err)
 		}
-		if ok, _ := timesheet.Accepting(conn); ok && conn.Status.IngestPath != "" {
-			// The webhook reads the connection from the manager's cache.
-			cached := &v1alpha1.SheetConnection{}
-			if err := rig.mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(conn), cached); err == nil {
-				if ok, _ := timesheet.Accepting(cached); ok {
-					return conn, nil
-				}
-			}
+		if ok, _ := timesheet.Accepting(conn); !ok || conn.Status.IngestPath == "" {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("SheetConnection not Active after a minute: phase %q, %+v", conn.Status.Phase, conn.Status.Conditions)
+		// The webhook reads the connection from the manager's cache.
+		cached := &v1alpha1.SheetConnection{}
+		if err := rig.mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(conn), cached); err != nil {
+			return false, nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		ok, _ := timesheet.Accepting(cached)
+		return ok, nil
+	})
+	if err != nil && !poll.Stopped(err) {
+		return nil, fmt.Errorf("SheetConnection not Active after a minute: phase %q, %+v", conn.Status.Phase, conn.Status.Conditions)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }

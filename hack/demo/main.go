@@ -69,6 +69,9 @@ type demo struct {
 	procs    []*local.Process
 	c        client.Client
 	walk     scenario.Demo
+	// kubeconfig is the administrator's; sandboxURL and webhookURL where
+	// the sandbox and the webhook answer.
+	kubeconfig, sandboxURL, webhookURL string
 }
 
 func (d *demo) run(ctx context.Context) error {
@@ -78,89 +81,16 @@ func (d *demo) run(ctx context.Context) error {
 	abs, _ := filepath.Abs(d.dir)
 	d.dir = abs
 
-	scenario.Step("starting etcd and kube-apiserver on loopback")
-	scheme := setup.Scheme()
-	d.env = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		Scheme:                scheme,
-	}
-	cfg, err := d.env.Start()
-	if err != nil {
-		return fmt.Errorf("start control plane (is KUBEBUILDER_ASSETS set? run 'make demo'): %w", err)
-	}
-	kcPath, err := local.Kubeconfig(d.env, d.dir, "demo-admin")
-	if err != nil {
+	if err := d.controlPlane(); err != nil {
 		return err
 	}
-	if d.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
-	scenario.Step("CRDs installed: %d", len(d.env.CRDs))
-
 	scenario.Step("installing the chart's ServiceAccounts and RBAC for a namespaced install")
-	managerKC, webhookKC, err := d.installRBAC(ctx, kcPath)
+	managerKC, webhookKC, err := d.installRBAC(ctx, d.kubeconfig)
 	if err != nil {
 		return err
 	}
-	scope := []string{"--watch-namespaces", strings.Join(watched, ","), "--state-namespace", releaseNamespace, "--link-namespace", releaseNamespace}
-
-	// sandbox, webhook (public, metrics, probes), manager (metrics, probes):
-	// all on one host, so each listener gets its own port.
-	ports, err := local.FreePorts(6)
-	if err != nil {
+	if err := d.startAll(ctx, managerKC, webhookKC); err != nil {
 		return err
-	}
-	sandboxURL := "http://" + ports[0]
-	webhookURL := "http://" + ports[1]
-
-	scenario.Step("starting the sandbox on %s", sandboxURL)
-	seedPath := filepath.Join(d.dir, "sandbox-seed.json")
-	if err := os.WriteFile(seedPath, scenario.SandboxSeed(), 0o600); err != nil {
-		return err
-	}
-	if err := d.start("sandbox", append([]string{"--addr", ports[0], "--seed", seedPath}, scenario.SandboxArgs()...)...); err != nil {
-		return err
-	}
-	if err := local.WaitOK(ctx, sandboxURL+"/_sandbox/routes", time.Minute); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	var upstreams []string
-	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
-		upstreams = append(upstreams, "--upstream", f)
-	}
-
-	scenario.Step("starting a real S3 server (versitygw, posix backend) on loopback")
-	s3, err := testenv.StartS3()
-	if err != nil {
-		return err
-	}
-	d.walk = scenario.Demo{C: d.c, SandboxURL: sandboxURL, WebhookURL: webhookURL, S3: s3}
-	if err := d.walk.Prepare(ctx); err != nil {
-		return fmt.Errorf("versitygw: %w", err)
-	}
-	fmt.Printf("    %s\n", s3.Endpoint)
-	// The last --upstream of a name wins: S3 is versitygw, not the sandbox.
-	upstreams = append(upstreams, "--upstream", "s3="+s3.Endpoint)
-
-	scenario.Step("starting the manager")
-	mgrArgs := append([]string{"--kubeconfig", managerKC, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
-		"--public-url", webhookURL}, append(scope, upstreams...)...)
-	if err := d.start("manager", mgrArgs...); err != nil {
-		return err
-	}
-	if err := local.WaitOK(ctx, "http://"+ports[3]+"/readyz", time.Minute); err != nil {
-		return fmt.Errorf("manager: %w", err)
-	}
-
-	scenario.Step("starting the webhook server on %s", webhookURL)
-	whArgs := append([]string{"--kubeconfig", webhookKC, "--bind-address", ports[1], "--public-url", webhookURL,
-		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5]}, append(scope, upstreams...)...)
-	if err := d.start("webhook", whArgs...); err != nil {
-		return err
-	}
-	if err := local.WaitOK(ctx, "http://"+ports[5]+"/readyz", time.Minute); err != nil {
-		return fmt.Errorf("webhook: %w", err)
 	}
 
 	scenario.Step("stocking a slide in the second watched namespace and one in an unwatched namespace")
@@ -177,9 +107,107 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.checkConfinement(ctx); err != nil {
 		return err
 	}
+	if err := d.kubectlChecks(ctx); err != nil {
+		return err
+	}
+	scenario.Step("helm template charts/switchboard | kubectl apply --dry-run=server -f -")
+	if err := d.chartDryRun(ctx, d.kubeconfig); err != nil {
+		return err
+	}
+	return d.finish(ctx)
+}
 
+// controlPlane starts etcd and kube-apiserver with the CRDs, writes the
+// administrator's kubeconfig and makes the demo's client.
+func (d *demo) controlPlane() error {
+	scenario.Step("starting etcd and kube-apiserver on loopback")
+	scheme := setup.Scheme()
+	d.env = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	cfg, err := d.env.Start()
+	if err != nil {
+		return fmt.Errorf("start control plane (is KUBEBUILDER_ASSETS set? run 'make demo'): %w", err)
+	}
+	if d.kubeconfig, err = local.Kubeconfig(d.env, d.dir, "demo-admin"); err != nil {
+		return err
+	}
+	if d.c, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	scenario.Step("CRDs installed: %d", len(d.env.CRDs))
+	return nil
+}
+
+// startAll starts the sandbox, versitygw, the manager and the webhook
+// server, each confined to the watched namespaces and waited for; the
+// manager and the webhook run with the kubeconfigs managerKC and
+// webhookKC.
+func (d *demo) startAll(ctx context.Context, managerKC, webhookKC string) error {
+	scope := []string{"--watch-namespaces", strings.Join(watched, ","), "--state-namespace", releaseNamespace, "--link-namespace", releaseNamespace}
+	// sandbox, webhook (public, metrics, probes), manager (metrics, probes):
+	// all on one host, so each listener gets its own port.
+	ports, err := local.FreePorts("127.0.0.1", 6)
+	if err != nil {
+		return err
+	}
+	d.sandboxURL = "http://" + ports[0]
+	d.webhookURL = "http://" + ports[1]
+	upstreams, err := d.startUpstreams(ctx, ports[0])
+	if err != nil {
+		return err
+	}
+
+	scenario.Step("starting the manager")
+	mgrArgs := append([]string{"--kubeconfig", managerKC, "--metrics-bind-address", ports[2], "--health-probe-bind-address", ports[3],
+		"--public-url", d.webhookURL}, append(scope, upstreams...)...)
+	if err := d.startReady(ctx, "http://"+ports[3]+"/readyz", "manager", mgrArgs...); err != nil {
+		return err
+	}
+
+	scenario.Step("starting the webhook server on %s", d.webhookURL)
+	whArgs := append([]string{"--kubeconfig", webhookKC, "--bind-address", ports[1], "--public-url", d.webhookURL,
+		"--metrics-bind-address", ports[4], "--health-probe-bind-address", ports[5]}, append(scope, upstreams...)...)
+	return d.startReady(ctx, "http://"+ports[5]+"/readyz", "webhook", whArgs...)
+}
+
+// startUpstreams starts the sandbox on addr and versitygw, prepares the
+// walk, and returns the --upstream flags that point the binaries at them.
+func (d *demo) startUpstreams(ctx context.Context, addr string) ([]string, error) {
+	scenario.Step("starting the sandbox on %s", d.sandboxURL)
+	seedPath := filepath.Join(d.dir, "sandbox-seed.json")
+	if err := os.WriteFile(seedPath, scenario.SandboxSeed(), 0o600); err != nil {
+		return nil, err
+	}
+	if err := d.startReady(ctx, d.sandboxURL+"/_sandbox/routes", "sandbox", append([]string{"--addr", addr, "--seed", seedPath}, scenario.SandboxArgs()...)...); err != nil {
+		return nil, err
+	}
+	var upstreams []string
+	for _, f := range sandbox.UpstreamFlags(d.sandboxURL) {
+		upstreams = append(upstreams, "--upstream", f)
+	}
+
+	scenario.Step("starting a real S3 server (versitygw, posix backend) on loopback")
+	s3, err := testenv.StartS3()
+	if err != nil {
+		return nil, err
+	}
+	d.walk = scenario.Demo{C: d.c, SandboxURL: d.sandboxURL, WebhookURL: d.webhookURL, S3: s3}
+	if err := d.walk.Prepare(ctx); err != nil {
+		return nil, fmt.Errorf("versitygw: %w", err)
+	}
+	fmt.Printf("    %s\n", s3.Endpoint)
+	// The last --upstream of a name wins: S3 is versitygw, not the sandbox.
+	return append(upstreams, "--upstream", "s3="+s3.Endpoint), nil
+}
+
+// kubectlChecks lists the samples and explains a field with kubectl, as a
+// person would.
+func (d *demo) kubectlChecks(ctx context.Context) error {
 	scenario.Step("kubectl get switchboard -A")
-	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "get", "switchboard", "-A").CombinedOutput()
+	out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", d.kubeconfig, "get", "switchboard", "-A").CombinedOutput()
 	fmt.Print(string(out))
 	if err != nil {
 		return fmt.Errorf("kubectl get switchboard -A: %w", err)
@@ -189,7 +217,7 @@ func (d *demo) run(ctx context.Context) error {
 	}
 
 	scenario.Step("kubectl explain slidestock.spec.url")
-	out, err = exec.CommandContext(ctx, "kubectl", "--kubeconfig", kcPath, "explain", "slidestock.spec.url").CombinedOutput()
+	out, err = exec.CommandContext(ctx, "kubectl", "--kubeconfig", d.kubeconfig, "explain", "slidestock.spec.url").CombinedOutput()
 	fmt.Print(string(out))
 	if err != nil {
 		return fmt.Errorf("kubectl explain: %w", err)
@@ -197,20 +225,32 @@ func (d *demo) run(ctx context.Context) error {
 	if !bytes.Contains(out, []byte("URL of the presentation")) {
 		return errors.New("kubectl explain shows no field description")
 	}
+	return nil
+}
 
-	scenario.Step("helm template charts/switchboard | kubectl apply --dry-run=server -f -")
-	if err := d.chartDryRun(ctx, kcPath); err != nil {
-		return err
-	}
-
-	fmt.Printf("\nUse the demo cluster with:\n  export KUBECONFIG=%s\n  kubectl get switchboard -A\n  kubectl explain slidestock.spec\n", kcPath)
-	fmt.Printf("Sandbox: %s (calls: %s/_sandbox/calls)   Webhook: %s   Logs: %s/*.log\n", sandboxURL, sandboxURL, webhookURL, d.dir)
+// finish says how to use the demo cluster, and keeps it running until
+// Ctrl-C with KEEP=1.
+func (d *demo) finish(ctx context.Context) error {
+	fmt.Printf("\nUse the demo cluster with:\n  export KUBECONFIG=%s\n  kubectl get switchboard -A\n  kubectl explain slidestock.spec\n", d.kubeconfig)
+	fmt.Printf("Sandbox: %s (calls: %s/_sandbox/calls)   Webhook: %s   Logs: %s/*.log\n", d.sandboxURL, d.sandboxURL, d.webhookURL, d.dir)
 	if os.Getenv("KEEP") == "1" {
 		fmt.Println("KEEP=1: running until Ctrl-C")
 		<-ctx.Done()
 		return nil
 	}
 	fmt.Println("Stopping (run with KEEP=1 to keep it running).")
+	return nil
+}
+
+// startReady starts one of the binaries (start) and waits until readyURL
+// answers 200, for a minute.
+func (d *demo) startReady(ctx context.Context, readyURL, name string, args ...string) error {
+	if err := d.start(name, args...); err != nil {
+		return err
+	}
+	if err := local.WaitOK(ctx, readyURL, time.Minute); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	return nil
 }
 
@@ -228,7 +268,7 @@ func (d *demo) start(name string, args ...string) error {
 // control plane.
 func (d *demo) cleanup() {
 	for i := len(d.procs) - 1; i >= 0; i-- {
-		d.procs[i].Stop()
+		d.procs[i].Stop(10 * time.Second)
 	}
 	if d.walk.S3 != nil {
 		if err := d.walk.S3.Stop(); err != nil {

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
@@ -147,7 +148,7 @@ func (d *demo) otherTeams(ctx context.Context) error {
 // the unwatched one untouched, and no RBAC refusal in either binary's log.
 func (d *demo) checkConfinement(ctx context.Context) error {
 	key := client.ObjectKey{Namespace: watched[1], Name: "team-deck"}
-	if err := scenario.Poll(ctx, time.Minute, func() (bool, error) {
+	if err := poll.Until(ctx, "", 100*time.Millisecond, time.Minute, func() (bool, error) {
 		var s v1alpha1.SlideStock
 		return d.c.Get(ctx, key, &s) == nil && s.Status.Phase == v1alpha1.SlideReady, nil
 	}); err != nil {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
 )
 
@@ -118,7 +119,7 @@ func (l *load) during(ctx context.Context, name string, op func(context.Context)
 		return len(l.pages), len(l.sessions)
 	}
 	waitAccepted := func(pages, sessions int) error {
-		return waitFor(ctx, 2*time.Minute, "events accepted", func() (bool, error) {
+		return poll.Until(ctx, "events accepted", pollEvery, 2*time.Minute, func() (bool, error) {
 			p, s := accepted()
 			return p >= pages && s >= sessions, fmt.Errorf("%d Notion events and %d sessions accepted, want %d and %d", p, s, pages, sessions)
 		})
@@ -273,111 +274,4 @@ func (l *load) breaks(what string) {
 	l.mu.Lock()
 	l.broken = append(l.broken, what)
 	l.mu.Unlock()
-}
-
-// landed waits until every event the phase had accepted has landed, then
-// checks each landed exactly once: one PaperSync for the page and one
-// saved update of it in Notion; one row for the session.
-func (l *load) landed(ctx context.Context, c client.Client, ph *phase) error {
-	updates := map[string]int{}
-	if err := waitFor(ctx, 5*time.Minute, "every accepted Notion event's page written", func() (bool, error) {
-		waiting := 0
-		for _, p := range ph.pages {
-			if updates[p] > 0 {
-				continue
-			}
-			n, err := pageUpdates(l.sandboxURL, p)
-			if err != nil {
-				return false, err
-			}
-			updates[p] = n
-			if n == 0 {
-				waiting++
-			}
-		}
-		return waiting == 0, fmt.Errorf("%d of %d pages not written yet", waiting, len(ph.pages))
-	}); err != nil {
-		return err
-	}
-	var rows [][]string
-	if err := waitFor(ctx, 3*time.Minute, "every accepted session in the sheet", func() (bool, error) {
-		var err error
-		if rows, err = scenario.SheetRows(l.sandboxURL); err != nil {
-			return false, err
-		}
-		have := map[string]bool{}
-		for _, r := range rows {
-			if len(r) > 0 {
-				have[r[0]] = true
-			}
-		}
-		missing := 0
-		for _, id := range ph.sessions {
-			if !have[id] {
-				missing++
-			}
-		}
-		return missing == 0, fmt.Errorf("%d of %d sessions not in the sheet yet", missing, len(ph.sessions))
-	}); err != nil {
-		return err
-	}
-	// Exactly once: a page read again now (a second write would have come
-	// with the first), its PaperSyncs, the session's rows.
-	var syncs v1alpha1.PaperSyncList
-	if err := c.List(ctx, &syncs, client.InNamespace(scenario.Namespace)); err != nil {
-		return err
-	}
-	perPage := map[string]int{}
-	for _, s := range syncs.Items {
-		perPage[pageKey(s.Spec.PageID)]++
-	}
-	perSession := map[string]int{}
-	for _, r := range rows {
-		if len(r) > 0 {
-			perSession[r[0]]++
-		}
-	}
-	var twice []string
-	for _, p := range ph.pages {
-		n, err := pageUpdates(l.sandboxURL, p)
-		if err != nil {
-			return err
-		}
-		if n != 1 || perPage[pageKey(p)] != 1 {
-			twice = append(twice, fmt.Sprintf("page %s: %d updates, %d PaperSyncs", p, n, perPage[pageKey(p)]))
-		}
-	}
-	for _, id := range ph.sessions {
-		if perSession[id] != 1 {
-			twice = append(twice, fmt.Sprintf("session %s: %d rows", id, perSession[id]))
-		}
-	}
-	if len(twice) > 0 {
-		return fmt.Errorf("%d accepted events did not land exactly once:\n  %s", len(twice), strings.Join(first(twice, 10), "\n  "))
-	}
-	fmt.Printf("    %d Notion events and %d sessions accepted during %s, each landed exactly once\n", len(ph.pages), len(ph.sessions), ph.name)
-	return nil
-}
-
-// pageKey is a Notion page id without its dashes, as either form names it.
-func pageKey(id string) string { return strings.ToLower(strings.ReplaceAll(id, "-", "")) }
-
-// pageUpdates asks the sandbox how many times the Notion API updated a
-// page.
-func pageUpdates(sandboxURL, page string) (int, error) {
-	resp, err := http.Get(sandboxURL + "/_sandbox/notion/pages/" + page + "/updates") //nolint:noctx // the sandbox on the host
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Updates int `json:"updates"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("sandbox: updates of page %s: %s", page, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return 0, fmt.Errorf("sandbox: updates of page %s: %w", page, err)
-	}
-	return out.Updates, nil
 }

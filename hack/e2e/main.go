@@ -34,7 +34,9 @@ limitations under the License.
 //     request through the webhook Service's node port;
 //   - helm upgrade to a new tag, the manager leader's loss, a webhook
 //     Pod's eviction, uninstall and install again, each under a load
-//     whose accepted events must land exactly once (ops.go, load.go);
+//     whose accepted events must land exactly once (ops.go and a file
+//     each: upgrade.go, leaderloss.go, webhookloss.go, reinstall.go;
+//     load.go);
 //   - the tear-down, then a comparison of the host's processes, mounts,
 //     cgroups, network namespaces, firewall rules, links, routes, sysctls
 //     and default state paths with a listing taken before the run: any
@@ -47,28 +49,19 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -81,7 +74,7 @@ type e2e struct {
 	keep                    bool
 
 	before hostState
-	procs  map[string]*proc
+	procs  map[string]*local.Process
 	order  []string
 	c      client.Client
 	// sandboxURL is the sandbox's base URL; s3 the versitygw.
@@ -98,8 +91,11 @@ type timing struct {
 	took time.Duration
 }
 
+// pollEvery is how often the run checks what it waits for (poll.Until).
+const pollEvery = 200 * time.Millisecond
+
 func main() {
-	e := &e2e{procs: map[string]*proc{}}
+	e := &e2e{procs: map[string]*local.Process{}}
 	work := flag.String("work", "/var/tmp/switchboard-e2e", "Work directory: the node's state (removed at the end) and logs/ (kept).")
 	flag.StringVar(&e.bin, "bin", "bin", "Directory holding sandbox, versitygw and helm (make build versitygw helm).")
 	flag.StringVar(&e.controlPlane, "control-plane", "", "Directory holding etcd and kube-apiserver (hack/envtest.sh prints it).")
@@ -143,11 +139,7 @@ func main() {
 	t := time.Now()
 	downErr := e.teardown()
 	e.timings = append(e.timings, timing{"tear-down and host check", time.Since(t)})
-	fmt.Println("\ntimings:")
-	for _, t := range e.timings {
-		fmt.Printf("  %-56s %6.1fs\n", t.step, t.took.Seconds())
-	}
-	fmt.Printf("  %-56s %6.1fs\n", "total", time.Since(start).Seconds())
+	e.printTimings(start)
 	if downErr != nil {
 		fmt.Fprintf(os.Stderr, "tear-down FAILED: %v\n(the listing from before stays in %s for 'make e2e-down')\n", downErr, e.p.work)
 	} else {
@@ -157,6 +149,15 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("e2e passed")
+}
+
+// printTimings prints each step's duration and the run's since start.
+func (e *e2e) printTimings(start time.Time) {
+	fmt.Println("\ntimings:")
+	for _, t := range e.timings {
+		fmt.Printf("  %-56s %6.1fs\n", t.step, t.took.Seconds())
+	}
+	fmt.Printf("  %-56s %6.1fs\n", "total", time.Since(start).Seconds())
 }
 
 func fail(err error) {
@@ -206,274 +207,4 @@ func (e *e2e) run(ctx context.Context) error {
 		<-ctx.Done()
 	}
 	return nil
-}
-
-// preflight refuses to start over what an earlier run left.
-func (e *e2e) preflight() error {
-	var left []string
-	if procs := ourProcesses(e.p.work); len(procs) > 0 {
-		left = append(left, procs...)
-	}
-	if exec.Command("ip", "link", "show", bridgeName).Run() == nil {
-		left = append(left, "the link "+bridgeName)
-	}
-	if len(kubepodsCgroups()) > 0 {
-		left = append(left, "kubepods cgroups")
-	}
-	for _, tool := range []string{"iptables-save", "ip6tables-save"} {
-		if chainRemoval(run(tool)) != "" {
-			left = append(left, tool+" lists KUBE-/CNI- chains")
-		}
-	}
-	if len(left) > 0 {
-		return fmt.Errorf("the machine holds what an earlier node left (run 'make e2e-down'):\n  %s", strings.Join(left, "\n  "))
-	}
-	for _, d := range []string{e.controlPlane, e.node} {
-		if d == "" {
-			return errors.New("--control-plane and --node are required (run 'make e2e')")
-		}
-	}
-	if err := removeWork(e.p); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(e.p.logs(), 0o755); err != nil {
-		return err
-	}
-	// Earlier runs' logs go; this run's are appended to fresh files.
-	old, _ := filepath.Glob(filepath.Join(e.p.logs(), "*.log"))
-	for _, f := range append(old, filepath.Join(e.p.logs(), "pods")) {
-		_ = os.RemoveAll(f)
-	}
-	e.before = snapshot(e.p.work)
-	b, _ := json.MarshalIndent(e.before, "", " ")
-	return os.WriteFile(e.p.at("host-before.json"), b, 0o600)
-}
-
-func (e *e2e) configure() error {
-	if err := makePKI(e.p); err != nil {
-		return err
-	}
-	if err := writeConfigs(e.p); err != nil {
-		return err
-	}
-	fmt.Println("    " + describeNetwork())
-	return nil
-}
-
-// bridge makes cni0 with the host's address on the pod network before
-// anything listens on that address; the bridge CNI plugin adds the pods'
-// veths to it.
-func (e *e2e) bridge() error {
-	for _, args := range [][]string{
-		{"link", "add", bridgeName, "type", "bridge"},
-		{"addr", "add", hostIP + "/24", "dev", bridgeName},
-		{"link", "set", bridgeName, "up"},
-		{"route", "add", serviceCIDR, "dev", bridgeName, "src", hostIP},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	return nil
-}
-
-// start runs a program of the node and remembers it for the tear-down.
-func (e *e2e) start(name, bin string, args []string) (*proc, error) {
-	pr, err := startProc(e.p, name, bin, args)
-	if err != nil {
-		return nil, err
-	}
-	e.procs[name] = pr
-	e.order = append(e.order, name)
-	return pr, nil
-}
-
-// waitHTTP polls url until it answers 200 (TLS unverified: these are the
-// components' own health endpoints on loopback), failing early when the
-// program exits.
-func waitHTTP(ctx context.Context, pr *proc, url string, timeout time.Duration) error {
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health checks of programs this run started
-	return waitFor(ctx, timeout, pr.name, func() (bool, error) {
-		if pr.exited() {
-			return false, pr.exitError()
-		}
-		resp, err := hc.Get(url)
-		if err != nil {
-			return false, err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("%s answered %d", url, resp.StatusCode)
-		}
-		return true, nil
-	})
-}
-
-func freePort(host string) (string, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	_, port, err := net.SplitHostPort(l.Addr().String())
-	return port, err
-}
-
-func (e *e2e) controlPlaneUp(ctx context.Context) error {
-	clientPort, err := freePort("127.0.0.1")
-	if err != nil {
-		return err
-	}
-	peer, err := freePort("127.0.0.1")
-	if err != nil {
-		return err
-	}
-	etcdURL := "http://127.0.0.1:" + clientPort
-	etcd, err := e.start("etcd", filepath.Join(e.controlPlane, "etcd"), []string{
-		"--name=e2e", "--data-dir=" + e.p.at("etcd"),
-		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
-		"--listen-peer-urls=http://127.0.0.1:" + peer, "--initial-advertise-peer-urls=http://127.0.0.1:" + peer,
-		"--initial-cluster=e2e=http://127.0.0.1:" + peer,
-		// A throwaway cluster: its data need not survive a power cut.
-		"--unsafe-no-fsync=true",
-	})
-	if err != nil {
-		return err
-	}
-	if err := waitHTTP(ctx, etcd, etcdURL+"/health", time.Minute); err != nil {
-		return err
-	}
-	api, err := e.start("kube-apiserver", filepath.Join(e.controlPlane, "kube-apiserver"), apiserverArgs(e.p, etcdURL))
-	if err != nil {
-		return err
-	}
-	if err := waitHTTP(ctx, api, "https://"+net.JoinHostPort(hostIP, apiserverPort)+"/readyz", 3*time.Minute); err != nil {
-		return err
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", e.p.kubeconfig("admin"))
-	if err != nil {
-		return err
-	}
-	e.c, err = client.New(cfg, client.Options{Scheme: setup.Scheme()})
-	return err
-}
-
-func (e *e2e) controllersUp(ctx context.Context) error {
-	kcm, err := e.start("kube-controller-manager", filepath.Join(e.node, "kube-controller-manager"), controllerManagerArgs(e.p))
-	if err != nil {
-		return err
-	}
-	sched, err := e.start("kube-scheduler", filepath.Join(e.node, "kube-scheduler"), schedulerArgs(e.p))
-	if err != nil {
-		return err
-	}
-	if err := waitHTTP(ctx, kcm, "https://127.0.0.1:10257/healthz", 2*time.Minute); err != nil {
-		return err
-	}
-	return waitHTTP(ctx, sched, "https://127.0.0.1:10259/healthz", 2*time.Minute)
-}
-
-// ctr runs containerd's client against this node's containerd.
-func (e *e2e) ctr(args ...string) (string, error) {
-	out, err := exec.Command("ctr", append([]string{"--address", e.p.containerdSock()}, args...)...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-func (e *e2e) containerdUp(ctx context.Context) error {
-	ctrd, err := e.start("containerd", "containerd", []string{"--config", e.p.at("containerd", "config.toml")})
-	if err != nil {
-		return err
-	}
-	if err := waitFor(ctx, time.Minute, "containerd", func() (bool, error) {
-		if ctrd.exited() {
-			return false, ctrd.exitError()
-		}
-		_, err := e.ctr("version")
-		return err == nil, err
-	}); err != nil {
-		return err
-	}
-	tars, _ := filepath.Glob(filepath.Join(e.images, "*.tar"))
-	if len(tars) == 0 {
-		return fmt.Errorf("no image tarballs in %s (run 'make images')", e.images)
-	}
-	for _, tar := range append([]string{e.pause}, tars...) {
-		out, err := e.ctr("-n", "k8s.io", "images", "import", tar)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("    %s: %s\n", filepath.Base(tar), strings.TrimSpace(out))
-	}
-	out, err := e.ctr("-n", "k8s.io", "images", "ls", "-q")
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, n := range strings.Fields(out) {
-		if !strings.HasPrefix(n, "sha256:") {
-			names = append(names, n)
-		}
-	}
-	fmt.Printf("    images: %s\n", strings.Join(names, " "))
-	return nil
-}
-
-func (e *e2e) nodeUp(ctx context.Context) error {
-	kubelet, err := e.start("kubelet", filepath.Join(e.node, "kubelet"), kubeletArgs(e.p))
-	if err != nil {
-		return err
-	}
-	proxy, err := e.start("kube-proxy", filepath.Join(e.node, "kube-proxy"), []string{"--config=" + e.p.at("kube-proxy.yaml"), "--v=1"})
-	if err != nil {
-		return err
-	}
-	// kube-proxy is proven by the smoke check, which reaches a ClusterIP.
-	return waitFor(ctx, 3*time.Minute, "node "+nodeName+" Ready", func() (bool, error) {
-		for _, pr := range []*proc{kubelet, proxy} {
-			if pr.exited() {
-				return false, pr.exitError()
-			}
-		}
-		var n corev1.Node
-		if err := e.c.Get(ctx, client.ObjectKey{Name: nodeName}, &n); err != nil {
-			return false, err
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				if c.Status == corev1.ConditionTrue {
-					return true, nil
-				}
-				return false, fmt.Errorf("condition Ready=%s: %s", c.Status, c.Message)
-			}
-		}
-		return false, errors.New("no Ready condition yet")
-	})
-}
-
-// kubectl runs the node's kubectl as the administrator.
-func (e *e2e) kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(e.node, "kubectl"), append([]string{"--kubeconfig", e.p.kubeconfig("admin")}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-// httpGet reads url's status and body.
-func httpGet(ctx context.Context, url string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
 }

@@ -323,39 +323,35 @@ func apiserverArgs(p paths, etcdURL string) []string {
 }
 
 func controllerManagerArgs(p paths) []string {
-	kc := p.kubeconfig("kube-controller-manager")
-	return []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
-		"--cert-dir=" + p.at("kube-controller-manager"),
+	return componentArgs(p, "kube-controller-manager",
+		"--cert-dir="+p.at("kube-controller-manager"),
 		// The token controller signs the legacy token Secrets, and the
 		// root CA publisher writes kube-root-ca.crt into every namespace
 		// (projected ServiceAccount tokens mount it).
-		"--service-account-private-key-file=" + filepath.Join(p.pki(), "sa.key"),
-		"--root-ca-file=" + filepath.Join(p.pki(), "ca.crt"),
+		"--service-account-private-key-file="+filepath.Join(p.pki(), "sa.key"),
+		"--root-ca-file="+filepath.Join(p.pki(), "ca.crt"),
 		// Each controller acts as its own ServiceAccount, as in a real
 		// cluster.
 		"--use-service-account-credentials=true",
-		"--service-cluster-ip-range=" + serviceCIDR,
-		"--leader-elect=false",
-		"--profiling=false",
-		"--v=1",
-	}
+		"--service-cluster-ip-range="+serviceCIDR,
+	)
 }
 
-func schedulerArgs(p paths) []string {
-	kc := p.kubeconfig("kube-scheduler")
-	return []string{
+func schedulerArgs(p paths) []string { return componentArgs(p, "kube-scheduler") }
+
+// componentArgs are the flags of the control plane component name: its
+// kubeconfig for everything, serving on loopback, then extra, then no
+// leader election and no profiling.
+func componentArgs(p paths, name string, extra ...string) []string {
+	kc := p.kubeconfig(name)
+	args := []string{
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
 		"--bind-address=127.0.0.1",
-		"--leader-elect=false",
-		"--profiling=false",
-		"--v=1",
 	}
+	args = append(args, extra...)
+	return append(args, "--leader-elect=false", "--profiling=false", "--v=1")
 }
 
 func kubeletArgs(p paths) []string {

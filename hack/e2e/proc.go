@@ -18,82 +18,48 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 )
 
-// proc is one program of the node, started in its own process group with
-// its output in logs/<name>.log. Its PID is appended to the work
+// startProc starts one program of the node (local.Run) with its output
+// appended to logs/<name>.log. Its PID is appended to the work
 // directory's pids file, so that `e2e down` can stop it after the run
 // that started it died.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-func startProc(p paths, name, bin string, args []string) (*proc, error) {
+func startProc(p paths, name, bin string, args []string) (*local.Process, error) {
 	logf, err := os.OpenFile(filepath.Join(p.logs(), name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	pr, err := local.Run(name, bin, logf, args...)
+	if err != nil {
+		return nil, err
 	}
-	_ = logf.Close()
-	pr := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() { pr.err = cmd.Wait(); close(pr.done) }()
 	f, err := os.OpenFile(p.pidFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err == nil {
-		_, _ = fmt.Fprintf(f, "%d %s\n", cmd.Process.Pid, name)
+		_, _ = fmt.Fprintf(f, "%d %s\n", pr.Pid(), name)
 		_ = f.Close()
 	}
 	return pr, nil
 }
 
-// exited reports whether the program has ended.
-func (pr *proc) exited() bool {
-	select {
-	case <-pr.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // exitError says that the program ended, how, and where its log is.
-func (pr *proc) exitError() error {
+func exitError(pr *local.Process) error {
 	how := "exit 0"
-	if pr.err != nil {
-		how = pr.err.Error()
+	if err := pr.Err(); err != nil {
+		how = err.Error()
 	}
-	return fmt.Errorf("%s %w (%s): see logs/%s.log", pr.name, errExited, how, pr.name)
-}
-
-// stop sends SIGTERM to the process group and SIGKILL after grace.
-func (pr *proc) stop(grace time.Duration) {
-	if pr.exited() {
-		return
-	}
-	_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-pr.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
-		<-pr.done
-	}
+	return fmt.Errorf("%s %w (%s): see logs/%s.log", pr.Name, errExited, how, pr.Name)
 }
 
 // stopRecorded stops the programs the pids file lists that are still
@@ -129,14 +95,9 @@ func ours(p paths, pid int) bool {
 }
 
 func waitGone(p paths, pid int, grace time.Duration) {
-	deadline := time.Now().Add(grace)
-	for ours(p, pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			time.Sleep(200 * time.Millisecond)
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if poll.Until(context.Background(), "", 100*time.Millisecond, grace, func() (bool, error) { return !ours(p, pid), nil }) != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -155,18 +116,18 @@ func killLeftovers(p paths) []string {
 		}
 	}
 	if len(killed) > 0 {
-		deadline := time.Now().Add(10 * time.Second)
-		for len(ourProcesses(p.work)) > 0 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
+		_ = poll.Until(context.Background(), "", 100*time.Millisecond, 10*time.Second, func() (bool, error) {
+			return len(ourProcesses(p.work)) == 0, nil
+		})
 	}
 	return killed
 }
 
+// Errors that waiting cannot mend: poll.Until ends the wait at once.
 var (
 	// errExited says a program ended before it was ready.
-	errExited = errors.New("exited")
+	errExited = poll.Stop(errors.New("exited"))
 	// errFailed says what was waited for reached a final state other
 	// than the one wanted.
-	errFailed = errors.New("failed")
+	errFailed = poll.Stop(errors.New("failed"))
 )

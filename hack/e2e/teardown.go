@@ -19,355 +19,163 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 )
 
-// chainPrefixes are the iptables chains kube-proxy (KUBE-*), kubelet
-// (KUBE-KUBELET-CANARY) and the CNI plugins (CNI-*) create.
-var chainPrefixes = []string{"KUBE-", "CNI-"}
-
-func ourChain(name string) bool {
-	for _, p := range chainPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
+// teardown stops the node in order and proves the host is as it was.
+func (e *e2e) teardown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Pods first, while kubelet runs: it stops their containers and has
+	// the CNI plugin remove their network namespaces, veths and addresses.
+	// The controllers go before, so that nothing replaces them.
+	if e.running("kube-apiserver") && e.c != nil {
+		e.savePodLogs(ctx)
 	}
-	return false
-}
-
-// unmountAll unmounts every mount point under the work directory, deepest
-// first (containerd's snapshots and shm, kubelet's volumes, the pods'
-// network namespaces), lazily when one is still busy.
-func unmountAll(p paths) []string {
-	var errs []string
-	for range 3 {
-		var points []string
-		for _, m := range mounts() {
-			if pt := strings.Fields(m)[0]; strings.HasPrefix(pt, p.work+"/") {
-				points = append(points, pt)
+	if e.running("kubelet") && e.running("kube-apiserver") && e.c != nil {
+		for _, n := range []string{"kube-controller-manager", "kube-scheduler"} {
+			if pr := e.procs[n]; pr != nil {
+				pr.Stop(15 * time.Second)
 			}
 		}
-		if len(points) == 0 {
-			return nil
-		}
-		sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-		errs = errs[:0]
-		for _, pt := range points {
-			if err := syscall.Unmount(pt, 0); err != nil {
-				if err := syscall.Unmount(pt, syscall.MNT_DETACH); err != nil {
-					errs = append(errs, fmt.Sprintf("umount %s: %v", pt, err))
-				}
-			}
+		if err := e.deletePods(ctx); err != nil {
+			fmt.Printf("    pods not all gone through kubelet (%v); killing what is left\n", err)
 		}
 	}
-	return errs
+	for _, n := range []string{"kube-proxy", "kubelet", "containerd"} {
+		if pr := e.procs[n]; pr != nil {
+			pr.Stop(20 * time.Second)
+		}
+	}
+	for i := len(e.order) - 1; i >= 0; i-- {
+		e.procs[e.order[i]].Stop(15 * time.Second)
+	}
+	if e.s3 != nil {
+		if err := e.s3.Stop(); err != nil {
+			fmt.Printf("    versitygw: %v\n", err)
+		}
+	}
+	return e.cleanHost()
 }
 
-// removeCgroups removes the kubepods cgroups kubelet and runc made, in
-// every hierarchy, deepest first (a cgroup with processes or children
-// cannot be removed: the processes are killed before).
-func removeCgroups() []string {
-	var errs []string
-	for _, d := range kubepodsCgroups() {
-		if err := syscall.Rmdir(d); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, fmt.Sprintf("rmdir %s: %v", d, err))
-		}
+// savePodLogs keeps every pod's log and the cluster's Events in
+// logs/pods/, before the pods and their logs go.
+func (e *e2e) savePodLogs(ctx context.Context) {
+	dir := filepath.Join(e.p.logs(), "pods")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Printf("    pod logs: %v\n", err)
+		return
 	}
-	return errs
+	var list corev1.PodList
+	if err := e.c.List(ctx, &list); err != nil {
+		fmt.Printf("    pod logs: %v\n", err)
+		return
+	}
+	for _, p := range list.Items {
+		out, _ := e.kubectl(ctx, "logs", "--namespace", p.Namespace, p.Name, "--all-containers", "--timestamps")
+		_ = os.WriteFile(filepath.Join(dir, p.Namespace+"_"+p.Name+".log"), []byte(out), 0o644)
+	}
+	events, _ := e.kubectl(ctx, "get", "events", "--all-namespaces", "--sort-by=.lastTimestamp")
+	_ = os.WriteFile(filepath.Join(dir, "events.txt"), []byte(events), 0o644)
+	fmt.Printf("    kept %d pods' logs and the Events in %s\n", len(list.Items), dir)
 }
 
-// removeChains deletes the chains chainPrefixes name from every table
-// of iptables and ip6tables, and the rules of other chains that jump to
-// them, in one iptables-restore transaction per family. kube-proxy
-// --cleanup does the same for its own chains first; this also takes
-// kubelet's canaries and anything a killed kube-proxy left.
-func removeChains() []string {
-	var errs []string
-	for _, fam := range [][2]string{{"iptables-save", "iptables-restore"}, {"ip6tables-save", "ip6tables-restore"}} {
-		if _, err := exec.LookPath(fam[0]); err != nil {
-			continue
-		}
-		script := chainRemoval(run(fam[0]))
-		if script == "" {
-			continue
-		}
-		cmd := exec.Command(fam[1], "--noflush")
-		cmd.Stdin = strings.NewReader(script)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v: %s", fam[1], err, out))
-		}
+// running reports whether the program name was started and still runs.
+func (e *e2e) running(name string) bool {
+	pr := e.procs[name]
+	if pr == nil {
+		return false
 	}
-	return errs
+	return !pr.Exited()
 }
 
-// chainRemoval turns iptables-save output into the iptables-restore
-// input that removes our chains: first the jumps to them from other
-// chains, then their rules, then the chains. Empty when there are none.
-func chainRemoval(save string) string {
-	var b strings.Builder
-	var table string
-	var deletes, chains []string
-	flush := func() {
-		if table != "" && len(chains) > 0 {
-			fmt.Fprintf(&b, "*%s\n", table)
-			for _, d := range deletes {
-				b.WriteString(d + "\n")
-			}
-			for _, c := range chains {
-				fmt.Fprintf(&b, "-F %s\n", c)
-			}
-			for _, c := range chains {
-				fmt.Fprintf(&b, "-X %s\n", c)
-			}
-			b.WriteString("COMMIT\n")
-		}
-		deletes, chains = nil, nil
-	}
-	for _, l := range lines(save) {
-		switch {
-		case strings.HasPrefix(l, "*"):
-			flush()
-			table = strings.TrimPrefix(l, "*")
-		case strings.HasPrefix(l, ":"):
-			if name := strings.Fields(l[1:])[0]; ourChain(name) {
-				chains = append(chains, name)
-			}
-		case strings.HasPrefix(l, "-A "):
-			f := strings.Fields(l)
-			if len(f) < 2 || ourChain(f[1]) {
-				continue // flushed with its chain
-			}
-			for i, x := range f {
-				if (x == "-j" || x == "-g") && i+1 < len(f) && ourChain(f[i+1]) {
-					deletes = append(deletes, "-D "+strings.TrimPrefix(l, "-A "))
-					break
-				}
-			}
-		case l == "COMMIT":
-			flush()
-			table = ""
-		}
-	}
-	flush()
-	return b.String()
-}
-
-// removeEmptyTables deletes the nftables tables that were not there
-// before and hold no rule: iptables-nft makes the nat, filter and mangle
-// tables (with their built-in chains) when kube-proxy first adds a rule,
-// and removing the rules leaves them. A table with a rule left is kept,
-// and the comparison reports it.
-func removeEmptyTables(before []string) []string {
-	if _, err := exec.LookPath("nft"); err != nil {
-		return nil
-	}
-	had := set(before)
-	var errs []string
-	for _, l := range lines(run("nft", "list", "tables")) {
-		f := strings.Fields(l) // "table ip nat"
-		if len(f) != 3 || had[l+" {"] {
-			continue
-		}
-		if !emptyTable(run("nft", "list", "table", f[1], f[2])) {
-			continue
-		}
-		if out, err := exec.Command("nft", "delete", "table", f[1], f[2]).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Sprintf("nft delete table %s %s: %v: %s", f[1], f[2], err, out))
-		}
-	}
-	return errs
-}
-
-// emptyTable reports whether an `nft list table` listing has chains but
-// no rule in them.
-func emptyTable(listing string) bool {
-	for _, l := range lines(listing) {
-		l = strings.TrimSpace(l)
-		switch {
-		case l == "}", strings.HasPrefix(l, "table "), strings.HasPrefix(l, "chain "),
-			strings.HasPrefix(l, "type ") && strings.Contains(l, " hook "), strings.HasPrefix(l, "policy "):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// deleteBridge deletes cni0 and every veth still attached to it (the
-// routes on them go too).
-func deleteBridge() []string {
-	var errs []string
-	out, _ := exec.Command("ip", "-j", "link", "show", "master", bridgeName).Output()
-	var ports []struct {
-		Name string `json:"ifname"`
-	}
-	_ = json.Unmarshal(out, &ports)
-	for _, l := range ports {
-		_ = exec.Command("ip", "link", "delete", l.Name).Run()
-	}
-	if err := exec.Command("ip", "link", "show", bridgeName).Run(); err == nil {
-		if out, err := exec.Command("ip", "link", "delete", bridgeName).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Sprintf("ip link delete %s: %v: %s", bridgeName, err, out))
-		}
-	}
-	return errs
-}
-
-// restoreSysctls puts back the values before holds ("key = value" lines
-// of a snapshot's sysctls).
-func restoreSysctls(before []string) []string {
-	var errs []string
-	for _, l := range before {
-		k, v, ok := strings.Cut(l, " = ")
-		if !ok || v == "(absent)" {
-			continue
-		}
-		if cur, err := readSysctl(k); err == nil && cur != v {
-			if err := writeSysctl(k, v); err != nil {
-				errs = append(errs, fmt.Sprintf("sysctl %s=%s: %v", k, v, err))
-			} else {
-				fmt.Printf("    restored %s = %s (was %s)\n", k, v, cur)
-			}
-		}
-	}
-	return errs
-}
-
-// removeHostPaths removes the default host paths (hostPaths) that did
-// not exist before the run, when they hold nothing but what the node's
-// programs put there whatever their configuration (ours, below).
-func removeHostPaths(p paths, before []string) []string {
-	var errs []string
-	had := set(before)
-	for _, hp := range hostPaths {
-		if had[hp] {
-			continue
-		}
-		if _, err := os.Lstat(hp); err != nil {
-			continue
-		}
-		if err := removeOurTree(p, hp); err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
-	return errs
-}
-
-// ours reports whether a file outside the work directory is one the
-// node's programs make in a fixed place:
-//   - sockets: kubelet's device plugin socket in
-//     /var/lib/kubelet/device-plugins whatever its --root-dir (a constant
-//     of the device plugin API);
-//   - links into the work directory: kubelet's /var/log/containers
-//     links to the pods' logs (a constant too; the logs themselves are in
-//     podLogsDir);
-//   - the CNI result cache of this node's network and of the loopback
-//     network, /var/lib/cni/results (libcni's default, which containerd
-//     1.6 does not let us move): the CNI DEL of a pod removes its entries,
-//     a killed run leaves them.
-func ourFile(p paths, path string, info os.FileInfo) bool {
-	switch {
-	case info.Mode()&os.ModeSocket != 0:
-		return true
-	case info.Mode()&os.ModeSymlink != 0:
-		target, err := os.Readlink(path)
-		return err == nil && strings.HasPrefix(target, p.work+"/")
-	case filepath.Dir(path) == "/var/lib/cni/results":
-		name := filepath.Base(path)
-		return strings.HasPrefix(name, "switchboard-e2e-") || strings.HasPrefix(name, "cni-loopback-")
-	}
-	return false
-}
-
-// removeOurTree removes dir, its subdirectories and the files ourFile
-// recognizes, when nothing else is in them.
-func removeOurTree(p paths, dir string) error {
-	var dirs, ourFiles, files []string
-	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		switch {
-		case err != nil:
-		case info.IsDir():
-			dirs = append(dirs, path)
-		case ourFile(p, path, info):
-			ourFiles = append(ourFiles, path)
-		default:
-			files = append(files, path)
-		}
-		return nil
-	})
-	if len(files) > 0 {
-		return fmt.Errorf("%s was made during the run and still holds %s", dir, strings.Join(files, ", "))
-	}
-	for _, f := range ourFiles {
-		if err := os.Remove(f); err != nil {
-			return err
-		}
-	}
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-	for _, d := range dirs {
-		if err := os.Remove(d); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeWork deletes the work directory but its logs, once nothing is
-// mounted in it.
-func removeWork(p paths) error {
-	entries, err := os.ReadDir(p.work)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
+// deletePods deletes every pod, with a short grace period, and waits
+// until kubelet has stopped them all.
+func (e *e2e) deletePods(ctx context.Context) error {
+	var list corev1.PodList
+	if err := e.c.List(ctx, &list); err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if e.Name() == "logs" || e.Name() == "host-before.json" {
-			continue
+	grace := int64(5)
+	for i := range list.Items {
+		_ = e.c.Delete(ctx, &list.Items[i], &client.DeleteOptions{GracePeriodSeconds: &grace})
+	}
+	return poll.Until(ctx, "pods deleted", pollEvery, 90*time.Second, func() (bool, error) {
+		var l corev1.PodList
+		if err := e.c.List(ctx, &l); err != nil {
+			return false, err
 		}
-		if err := os.RemoveAll(filepath.Join(p.work, e.Name())); err != nil {
-			return err
+		return len(l.Items) == 0, fmt.Errorf("%d pods left", len(l.Items))
+	})
+}
+
+// cleanHost removes what the node's programs leave behind them, restores
+// the sysctls, and compares the host with the listing from before.
+func (e *e2e) cleanHost() error {
+	stopRecorded(e.p)
+	var problems []string
+	if killed := killLeftovers(e.p); len(killed) > 0 {
+		fmt.Printf("    killed %d leftover processes\n", len(killed))
+	}
+	problems = append(problems, unmountAll(e.p)...)
+	problems = append(problems, removeCgroups()...)
+	if e.node != "" {
+		// kube-proxy's own removal of its rules (iptables, ip6tables, and
+		// the nftables tables other modes would have made).
+		if out, err := exec.Command(filepath.Join(e.node, "kube-proxy"), "--cleanup").CombinedOutput(); err != nil {
+			fmt.Printf("    kube-proxy --cleanup: %v: %s\n", err, lastLine(string(out)))
 		}
+	}
+	problems = append(problems, removeChains()...)
+	if e.before != nil {
+		problems = append(problems, removeEmptyTables(e.before["nft"])...)
+	}
+	problems = append(problems, deleteBridge()...)
+	if e.before != nil {
+		problems = append(problems, restoreSysctls(e.before["sysctls"])...)
+	}
+	if err := removeWork(e.p); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if e.before != nil {
+		problems = append(problems, removeHostPaths(e.p, e.before["paths"])...)
+		left := diff(e.before, snapshot(e.p.work))
+		if len(left) == 0 {
+			fmt.Println("    the host is as before: processes, mounts, cgroups, network namespaces, iptables/ip6tables/nft rules, links, routes, addresses, sysctls, paths")
+		}
+		problems = append(problems, left...)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("left on the host:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
 }
 
-// waitFor polls f every 200ms until it answers true, or timeout passes
-// (the last error f gave is in the message), or ctx ends, or f gives an
-// error that waiting cannot mend (errExited, errFailed).
-func waitFor(ctx context.Context, timeout time.Duration, what string, f func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for {
-		ok, err := f()
-		if ok {
-			return nil
-		}
-		if errors.Is(err, errExited) || errors.Is(err, errFailed) {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if err != nil {
-			last = err
-		}
-		if time.Now().After(deadline) {
-			if last != nil {
-				return fmt.Errorf("%s: not ready after %s: %w", what, timeout, last)
-			}
-			return fmt.Errorf("%s: not ready after %s", what, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+// downOnly tears down after a run that died, from what it saved in the
+// work directory.
+func (e *e2e) downOnly() error {
+	if b, err := os.ReadFile(e.p.at("host-before.json")); err == nil {
+		_ = json.Unmarshal(b, &e.before)
+	} else {
+		fmt.Println("no listing from before the run: cleaning without the comparison or the sysctls")
 	}
+	if e.node == "" {
+		e.node = os.Getenv("E2E_NODE_BIN")
+	}
+	err := e.cleanHost()
+	if err == nil {
+		_ = os.Remove(e.p.at("host-before.json"))
+		fmt.Println("e2e down: done")
+	}
+	return err
 }

@@ -14,29 +14,28 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package local runs Switchboard's binaries as local processes beside an
-// envtest control plane, for the demo and the benchmarks.
+// Package local runs Switchboard's binaries, and the programs of the e2e's
+// node, as local processes: the demo's and the benchmarks' beside an
+// envtest control plane, the e2e's as the node itself.
 package local
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 )
 
-// FreePorts returns n loopback addresses that were free a moment ago.
-func FreePorts(n int) ([]string, error) {
+// FreePorts returns n addresses on host (an IP address) whose ports were
+// free a moment ago, each a different port.
+func FreePorts(host string, n int) ([]string, error) {
 	var addrs []string
 	var lns []net.Listener
 	defer func() {
@@ -45,7 +44,7 @@ func FreePorts(n int) ([]string, error) {
 		}
 	}()
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, err
 		}
@@ -57,25 +56,14 @@ func FreePorts(n int) ([]string, error) {
 
 // WaitOK polls u until it answers 200.
 func WaitOK(ctx context.Context, u string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return poll.Until(ctx, u, 100*time.Millisecond, timeout, func() (bool, error) {
 		resp, err := http.Get(u)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("answered %d", resp.StatusCode)
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s: %w", u, timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("answered %d", resp.StatusCode)
+	})
 }
 
 // Kubeconfig writes an administrator's kubeconfig for the control plane
@@ -91,62 +79,4 @@ func Kubeconfig(env *envtest.Environment, dir, user string) (string, error) {
 	}
 	path := filepath.Join(dir, "kubeconfig")
 	return path, os.WriteFile(path, kc, 0o600)
-}
-
-// Process is a binary started in its own process group.
-type Process struct {
-	Name string
-	Log  string
-	cmd  *exec.Cmd
-}
-
-// Start runs bin/name with args, logging to dir/name.log.
-func Start(bin, dir, name string, args ...string) (*Process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(filepath.Join(bin, name), args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	return &Process{Name: name, Log: logPath, cmd: cmd}, nil
-}
-
-// Stop sends SIGTERM to the process group, and SIGKILL after 10 s.
-func (p *Process) Stop() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-}
-
-// PeakRSS is the process's high-water resident set size (VmHWM), in bytes;
-// -1 when it cannot be read.
-func (p *Process) PeakRSS() int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return -1
-			}
-			return kb << 10
-		}
-	}
-	return -1
 }

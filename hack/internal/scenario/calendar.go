@@ -17,7 +17,6 @@ limitations under the License.
 package scenario
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 )
 
 // The CalendarWatch part of the demo drives the sample "visits": it
@@ -103,38 +103,7 @@ func (d *Demo) connectCalendar(ctx context.Context, webhookURL string) error {
 	}
 	fmt.Printf("    before connecting: Stalled=True reason=%s\n", meta.FindStatusCondition(w.Status.Conditions, v1alpha1.StalledCondition).Reason)
 
-	link, err := d.connectLink(ctx, webhookURL, "calendar", CalendarWatchName)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", Namespace, CalendarWatchName)
-	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	next := link
-	for hop := 0; ; hop++ {
-		if hop == 3 {
-			return errors.New("the OAuth flow did not reach the callback in 3 hops")
-		}
-		resp, err := browser.Get(next)
-		if err != nil {
-			return err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode == http.StatusFound {
-			next = resp.Header.Get("Location")
-			host := next
-			if i := strings.Index(host, "?"); i >= 0 {
-				host = host[:i]
-			}
-			fmt.Printf("    %d → %s\n", resp.StatusCode, host)
-			continue
-		}
-		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Connected")) {
-			return fmt.Errorf("OAuth callback answered %d: %s", resp.StatusCode, body)
-		}
-		fmt.Println("    callback answered 200 \"Connected\": Secret demo/calendar-token now holds the grant")
-		return nil
-	}
+	return d.browse(ctx, webhookURL, "calendar", CalendarWatchName, "calendar-token")
 }
 
 // checkCalendarPush posts notifications Google would not send.
@@ -173,59 +142,23 @@ func checkCalendarPush(webhookURL, channelID string) error {
 // each, cancels one event in the sandbox's calendar, and waits for its
 // appointment to be deleted by the push → sync → delete path.
 func (d *Demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
-	start := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
-	visit, err := createEvent(sandboxURL, "Visit: ACME plant tour", start)
+	visit, seller, err := d.appointments(ctx, sandboxURL)
 	if err != nil {
 		return err
-	}
-	seller, err := createEvent(sandboxURL, "Seller meeting", start.Add(2*time.Hour))
-	if err != nil {
-		return err
-	}
-	fmt.Printf("    POST /_sandbox/calendar/calendars/primary/events: %q → %s, %q → %s\n", "Visit: ACME plant tour", visit, "Seller meeting", seller)
-	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Name: "visit-acme", Namespace: Namespace, Labels: map[string]string{eventIDLabel: visit}},
-			Data: map[string]string{"customer": "ACME", "start": start.Format(time.RFC3339)}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "seller", Namespace: Namespace, Labels: map[string]string{eventIDLabel: seller}},
-			Data: map[string]string{"customer": "Seller Co.", "start": start.Add(2 * time.Hour).Format(time.RFC3339)}},
-	} {
-		if err := d.C.Create(ctx, cm); err != nil {
-			return fmt.Errorf("create ConfigMap %s: %w", cm.Name, err)
-		}
-		fmt.Printf("    ConfigMap %s labelled %s=%s\n", cm.Name, eventIDLabel, cm.Labels[eventIDLabel])
 	}
 	before := &v1alpha1.CalendarWatch{}
 	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: CalendarWatchName}, before); err != nil {
 		return err
 	}
-
-	req, _ := http.NewRequest(http.MethodDelete, sandboxURL+"/_sandbox/calendar/calendars/primary/events/"+visit, http.NoBody)
-	resp, err := http.DefaultClient.Do(req)
+	cancelled, err := cancelEvent(sandboxURL, visit)
 	if err != nil {
 		return err
 	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("cancel the event: the sandbox answered %d", resp.StatusCode)
-	}
-	cancelled := time.Now()
-	fmt.Printf("    DELETE /_sandbox/calendar/calendars/primary/events/%s → %d (Google pushes \"exists\" to the channel)\n", visit, resp.StatusCode)
-
-	deadline := cancelled.Add(60 * time.Second)
-	for {
+	if err := poll.Until(ctx, "the deletion of ConfigMap visit-acme", pollEvery, 60*time.Second, func() (bool, error) {
 		err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "visit-acme"}, &corev1.ConfigMap{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return errors.New("ConfigMap visit-acme still exists 60s after its event was cancelled")
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return err
-		}
+		return apierrors.IsNotFound(err), poll.Stop(client.IgnoreNotFound(err))
+	}); err != nil {
+		return err
 	}
 	fmt.Printf("    ConfigMap visit-acme deleted %s after the cancellation\n", time.Since(cancelled).Round(10*time.Millisecond))
 
@@ -240,7 +173,56 @@ func (d *Demo) cancelAppointment(ctx context.Context, sandboxURL string) error {
 		return fmt.Errorf("the seller ConfigMap, whose event still exists: %w", err)
 	}
 	fmt.Printf("    ConfigMap seller is still there (its event %s was not cancelled)\n", seller)
+	return d.deletionInStatus(ctx, before)
+}
 
+// appointments creates the events "Visit: ACME plant tour" and "Seller
+// meeting" in the sandbox's calendar, and an appointment ConfigMap
+// labelled with each one's id; it returns the two ids.
+func (d *Demo) appointments(ctx context.Context, sandboxURL string) (visit, seller string, err error) {
+	start := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
+	if visit, err = createEvent(sandboxURL, "Visit: ACME plant tour", start); err != nil {
+		return "", "", err
+	}
+	if seller, err = createEvent(sandboxURL, "Seller meeting", start.Add(2*time.Hour)); err != nil {
+		return "", "", err
+	}
+	fmt.Printf("    POST /_sandbox/calendar/calendars/primary/events: %q → %s, %q → %s\n", "Visit: ACME plant tour", visit, "Seller meeting", seller)
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "visit-acme", Namespace: Namespace, Labels: map[string]string{eventIDLabel: visit}},
+			Data: map[string]string{"customer": "ACME", "start": start.Format(time.RFC3339)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "seller", Namespace: Namespace, Labels: map[string]string{eventIDLabel: seller}},
+			Data: map[string]string{"customer": "Seller Co.", "start": start.Add(2 * time.Hour).Format(time.RFC3339)}},
+	} {
+		if err := d.C.Create(ctx, cm); err != nil {
+			return "", "", fmt.Errorf("create ConfigMap %s: %w", cm.Name, err)
+		}
+		fmt.Printf("    ConfigMap %s labelled %s=%s\n", cm.Name, eventIDLabel, cm.Labels[eventIDLabel])
+	}
+	return visit, seller, nil
+}
+
+// cancelEvent cancels an event in the sandbox's calendar, as a person
+// would in Google Calendar, and returns when.
+func cancelEvent(sandboxURL, id string) (time.Time, error) {
+	req, _ := http.NewRequest(http.MethodDelete, sandboxURL+"/_sandbox/calendar/calendars/primary/events/"+id, http.NoBody)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return time.Time{}, err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return time.Time{}, fmt.Errorf("cancel the event: the sandbox answered %d", resp.StatusCode)
+	}
+	cancelled := time.Now()
+	fmt.Printf("    DELETE /_sandbox/calendar/calendars/primary/events/%s → %d (Google pushes \"exists\" to the channel)\n", id, resp.StatusCode)
+	return cancelled, nil
+}
+
+// deletionInStatus waits for the watch's status to count the deletion, as
+// before (the watch read before the cancellation) did not, and checks it
+// came from a push notification.
+func (d *Demo) deletionInStatus(ctx context.Context, before *v1alpha1.CalendarWatch) error {
 	w, err := d.waitWatch(ctx, "the deletion in status", func(w *v1alpha1.CalendarWatch) bool {
 		return w.Status.AppointmentsDeleted > before.Status.AppointmentsDeleted && w.Status.LastNotification != nil
 	})
@@ -330,10 +312,10 @@ func (d *Demo) waitWatch(ctx context.Context, what string, ok func(*v1alpha1.Cal
 // reason whose note mentions text.
 func (d *Demo) waitEvent(ctx context.Context, reason, text string) (*eventsv1.Event, error) {
 	var found *eventsv1.Event
-	err := Poll(ctx, 30*time.Second, func() (bool, error) {
+	err := poll.Until(ctx, "", pollEvery, 30*time.Second, func() (bool, error) {
 		var list eventsv1.EventList
 		if err := d.C.List(ctx, &list, client.InNamespace(Namespace)); err != nil {
-			return false, err
+			return false, poll.Stop(err)
 		}
 		for i := range list.Items {
 			ev := &list.Items[i]
@@ -367,15 +349,6 @@ func relatedName(ev *eventsv1.Event) string {
 // channelSeq is the Unix milliseconds a channel id "sb-<uid>-<ms>" was
 // opened at.
 func channelSeq(id string) int64 {
-	_, ms, _ := gcalendar.ParseChannelID(id)
+	_, ms, _ := calendarpush.ParseChannelID(id)
 	return ms
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
 )
@@ -68,10 +69,39 @@ func (d *Demo) uploadBlobs(ctx context.Context) error {
 	return d.S3.Blob.Put(ctx, d.S3.Object(linkBucket, sampleLinkKey), []byte("the sample's prize\n"), "application/zip")
 }
 
+// receive shares a handout for handoutTTL, downloads it through its short
+// link, and watches the link expire.
 func (d *Demo) receive(ctx context.Context) error {
 	Step("ReceiveLink: uploading a handout to versitygw and sharing it for %s", handoutTTL)
-	if err := d.S3.Blob.Put(ctx, d.S3.Object(linkBucket, handoutKey), handoutBytes, "application/pdf"); err != nil {
+	l, share, err := d.shareHandout(ctx)
+	if err != nil {
 		return err
+	}
+	shareURL := string(share.Data[linktoken.ShareURL])
+	fmt.Printf("    the share URL is in Secret %s (key %s); status holds only key id %q; expires at %s\n",
+		share.Name, linktoken.ShareURL, l.Status.KeyID, l.Status.ExpiresAt.UTC().Format(time.RFC3339))
+
+	Step("resolving the short link as a receiver's browser would (302 to a presigned versitygw URL)")
+	if err := download(ctx, shareURL); err != nil {
+		return err
+	}
+
+	Step("waiting for the expiry instant")
+	if err := sleep(ctx, time.Until(l.Status.ExpiresAt.Time)+time.Second); err != nil {
+		return err
+	}
+	return d.expired(ctx, l, share, shareURL)
+}
+
+// noFollow is a receiver's browser, stopped at the redirect to see it.
+var noFollow = &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// shareHandout uploads the handout and shares it with a ReceiveLink, waits
+// for it and the sample's link to be Ready, and returns the link and its
+// share Secret.
+func (d *Demo) shareHandout(ctx context.Context) (*v1alpha1.ReceiveLink, *corev1.Secret, error) {
+	if err := d.S3.Blob.Put(ctx, d.S3.Object(linkBucket, handoutKey), handoutBytes, "application/pdf"); err != nil {
+		return nil, nil, err
 	}
 	sum := sha256.Sum256(handoutBytes)
 	fmt.Printf("    uploaded s3://%s/%s (%d bytes, sha256 %s)\n", linkBucket, handoutKey, len(handoutBytes), hex.EncodeToString(sum[:])[:16])
@@ -81,35 +111,35 @@ func (d *Demo) receive(ctx context.Context) error {
 	l.Spec.Owner = "owner-1"
 	l.Spec.Receiver.Name = "bob"
 	if err := d.C.Create(ctx, l); err != nil {
-		return err
+		return nil, nil, err
 	}
 	for _, name := range []string{"prize-alice", l.Name} {
 		if _, err := d.waitLink(ctx, name, "Ready", func(l *v1alpha1.ReceiveLink) bool {
 			return meta.IsStatusConditionTrue(l.Status.Conditions, v1alpha1.ReadyCondition)
 		}); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if err := d.C.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
-		return err
+		return nil, nil, err
 	}
 	var share corev1.Secret
 	if err := d.C.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: l.Status.ShareSecretName}, &share); err != nil {
-		return err
+		return nil, nil, err
 	}
-	shareURL := string(share.Data[linktoken.ShareURL])
-	fmt.Printf("    the share URL is in Secret %s (key %s); status holds only key id %q; expires at %s\n",
-		share.Name, linktoken.ShareURL, l.Status.KeyID, l.Status.ExpiresAt.UTC().Format(time.RFC3339))
+	return l, &share, nil
+}
 
-	Step("resolving the short link as a receiver's browser would (302 to a presigned versitygw URL)")
-	noFollow := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// download resolves the short link and downloads what it redirects to:
+// the handout, to the byte.
+func download(ctx context.Context, shareURL string) error {
 	var loc string
 	// The webhook's cache sees the short-token object a moment after the
 	// link is Ready.
-	if err := Poll(ctx, 10*time.Second, func() (bool, error) {
+	if err := poll.Until(ctx, "", pollEvery, 10*time.Second, func() (bool, error) {
 		resp, err := noFollow.Get(shareURL)
 		if err != nil {
-			return false, err
+			return false, poll.Stop(err)
 		}
 		_ = resp.Body.Close()
 		loc = resp.Header.Get("Location")
@@ -126,17 +156,19 @@ func (d *Demo) receive(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	gotSum := sha256.Sum256(got)
+	sum, gotSum := sha256.Sum256(handoutBytes), sha256.Sum256(got)
 	fmt.Printf("    GET %s → 302 → %d, %d bytes, sha256 %s, %s\n", redactShort(shareURL), resp.StatusCode, len(got),
 		hex.EncodeToString(gotSum[:])[:16], resp.Header.Get("Content-Disposition"))
 	if resp.StatusCode != http.StatusOK || gotSum != sum {
 		return fmt.Errorf("the download is not the handout: %d, %d bytes", resp.StatusCode, len(got))
 	}
+	return nil
+}
 
-	Step("waiting for the expiry instant")
-	if err := sleep(ctx, time.Until(l.Status.ExpiresAt.Time)+time.Second); err != nil {
-		return err
-	}
+// expired checks the link after its expiry: the short link answers 410,
+// the link is Expired with its blob deleted from versitygw, and its share
+// Secret is gone.
+func (d *Demo) expired(ctx context.Context, l *v1alpha1.ReceiveLink, share *corev1.Secret, shareURL string) error {
 	gone, err := noFollow.Get(shareURL)
 	if err != nil {
 		return err
@@ -158,7 +190,7 @@ func (d *Demo) receive(ctx context.Context) error {
 	if !errors.Is(err, blob.ErrNotFound) {
 		return fmt.Errorf("the expired link's blob is still in versitygw (HEAD: %w)", err)
 	}
-	if err := d.C.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: share.Name}, &share); err == nil {
+	if err := d.C.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: share.Name}, share); err == nil {
 		return errors.New("the expired link's share Secret is still there")
 	}
 	fmt.Printf("    the share Secret is deleted; the link object stays %s (spec.retention), answering 410 until then\n", l.Spec.Retention.Duration)

@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -37,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
@@ -108,7 +108,7 @@ func (d *Demo) sheets(ctx context.Context, sandboxURL, webhookURL string) error 
 	if err := d.createWorklog(ctx, webhookURL); err != nil {
 		return err
 	}
-	if err := d.browse(ctx, webhookURL, "sheets", SheetConnectionName); err != nil {
+	if err := d.browse(ctx, webhookURL, "sheets", SheetConnectionName, SheetConnectionName+"-token"); err != nil {
 		return err
 	}
 	conn, err := d.waitConnection(ctx, "Active and Ready", func(c *v1alpha1.SheetConnection) bool {
@@ -192,37 +192,6 @@ func (d *Demo) createWorklog(ctx context.Context, webhookURL string) error {
 	return nil
 }
 
-// browse follows the one-use connect link of target/name through the
-// sandbox's consent page to the webhook's callback.
-func (d *Demo) browse(ctx context.Context, webhookURL, target, name string) error {
-	link, err := d.connectLink(ctx, webhookURL, target, name)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("    kubectl get secret -n %s %s-oauth-connect -o jsonpath='{.data.url}' | base64 -d\n", Namespace, name)
-	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	next := link
-	for hop := 0; hop < 3; hop++ {
-		resp, err := browser.Get(next)
-		if err != nil {
-			return err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode == http.StatusFound {
-			next = resp.Header.Get("Location")
-			fmt.Printf("    %d → %s\n", resp.StatusCode, strings.SplitN(next, "?", 2)[0])
-			continue
-		}
-		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Connected")) {
-			return fmt.Errorf("OAuth callback answered %d: %s", resp.StatusCode, body)
-		}
-		fmt.Printf("    callback answered 200 \"Connected\": Secret %s/%s-token now holds the grant\n", Namespace, name)
-		return nil
-	}
-	return errors.New("the OAuth flow did not reach the callback in 3 hops")
-}
-
 // postSessions posts each session once, the first one again, and shows
 // two refusals.
 func postSessions(ingest string) error {
@@ -278,11 +247,11 @@ func post(u, token string, in any) (int, []byte, error) {
 // waitSyncs waits until the connection's n SheetSyncs are Succeeded and
 // returns them by row.
 func (d *Demo) waitSyncs(ctx context.Context, n int) ([]v1alpha1.SheetSync, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var syncs []v1alpha1.SheetSync
+	err := poll.Until(ctx, "SheetSyncs Succeeded", pollEvery, 60*time.Second, func() (bool, error) {
 		var list v1alpha1.SheetSyncList
 		if err := d.C.List(ctx, &list, client.InNamespace(Namespace), client.MatchingLabels{timesheet.ConnectionLabel: SheetConnectionName}); err != nil {
-			return nil, err
+			return false, poll.Stop(err)
 		}
 		done := 0
 		for _, s := range list.Items {
@@ -290,23 +259,20 @@ func (d *Demo) waitSyncs(ctx context.Context, n int) ([]v1alpha1.SheetSync, erro
 			case v1alpha1.SyncSucceeded:
 				done++
 			case v1alpha1.SyncFailed:
-				return nil, fmt.Errorf("SheetSync %s Failed: %s", s.Name, s.Status.LastError)
+				return false, poll.Stop(fmt.Errorf("SheetSync %s Failed: %s", s.Name, s.Status.LastError))
 			}
 		}
-		if done == n && len(list.Items) == n {
-			sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Status.RowNumber < list.Items[j].Status.RowNumber })
-			return list.Items, nil
-		}
 		if len(list.Items) > n {
-			return nil, fmt.Errorf("%d SheetSyncs for %d sessions", len(list.Items), n)
+			return false, poll.Stop(fmt.Errorf("%d SheetSyncs for %d sessions", len(list.Items), n))
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%d of %d SheetSyncs Succeeded after 60s", done, n)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
+		syncs = list.Items
+		return done == n && len(list.Items) == n, fmt.Errorf("%d of %d", done, n)
+	})
+	if err != nil {
+		return nil, err
 	}
+	sort.Slice(syncs, func(i, j int) bool { return syncs[i].Status.RowNumber < syncs[j].Status.RowNumber })
+	return syncs, nil
 }
 
 // showSheet prints the tab as the sandbox holds it, formatted values, and

@@ -34,16 +34,13 @@ var staged = map[string]string{
 	"ReceiveLink/demo/handout-bob": "a 20 s share link, shown expiring: Expired",
 }
 
-// Kinds are Switchboard's kinds.
-var Kinds = []string{"NotionIntegration", "PaperSync", "SlideStock", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"}
-
 // CheckTable checks that every Switchboard object is Ready but the staged
 // ones and extra, and says which those are. It needs only C.
 func (d *Demo) CheckTable(ctx context.Context, extra map[string]string) error {
 	all := maps.Clone(staged)
 	maps.Copy(all, extra)
 	var notReady []string
-	for _, kind := range Kinds {
+	for _, kind := range v1alpha1.Kinds() {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
 		if err := d.C.List(ctx, list); err != nil {

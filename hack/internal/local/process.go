@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package local
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is a program started in its own process group, its output in a
+// log file.
+type Process struct {
+	Name string
+	// Log is the path of the log file.
+	Log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start runs bin/name with args, logging to dir/name.log (made anew).
+func Start(bin, dir, name string, args ...string) (*Process, error) {
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	return Run(name, filepath.Join(bin, name), logf, args...)
+}
+
+// Run runs the program at path (or found in PATH) as name, with args, its
+// output going to logf, which Run closes (the program has its own copy).
+func Run(name, path string, logf *os.File, args ...string) (*Process, error) {
+	defer logf.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Process{Name: name, Log: logf.Name(), cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// Pid is the process's id, which is also its process group's.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the program has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Err is how the program ended (nil for exit 0), once Exited.
+func (p *Process) Err() error {
+	<-p.done
+	return p.err
+}
+
+// Stop sends SIGTERM to the process group, and SIGKILL after grace.
+func (p *Process) Stop(grace time.Duration) {
+	if p.Exited() {
+		return
+	}
+	_ = syscall.Kill(-p.Pid(), syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// PeakRSS is the process's high-water resident set size (VmHWM), in bytes;
+// -1 when it cannot be read.
+func (p *Process) PeakRSS() int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kb << 10
+		}
+	}
+	return -1
+}
