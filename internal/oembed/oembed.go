@@ -33,7 +33,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/slides"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -61,11 +60,11 @@ var _ Fetcher = (*Client)(nil)
 // Fetch dispatches on the provider (seed 001 §6.3).
 func (c *Client) Fetch(ctx context.Context, ref slides.Ref) (Metadata, error) {
 	switch ref.Provider {
-	case v1alpha1.ProviderSpeakerDeck:
+	case slides.SpeakerDeck:
 		return c.speakerDeck(ctx, ref)
-	case v1alpha1.ProviderDocswell:
+	case slides.Docswell:
 		return c.docswell(ctx, ref)
-	case v1alpha1.ProviderGoogleSlides:
+	case slides.GoogleSlides:
 		return c.googleSlides(ctx, ref), nil
 	default:
 		return Metadata{}, fmt.Errorf("unknown provider %q", ref.Provider)

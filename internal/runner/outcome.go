@@ -88,20 +88,41 @@ func (o Outcome) RecheckAfter(d time.Duration) Outcome {
 // Stall).
 func (o Outcome) Failed() bool { return o.kind >= kindRetry }
 
+// IsContinue reports whether the outcome goes on to the next phase.
+func (o Outcome) IsContinue() bool { return o.kind == kindContinue }
+
+// IsDone reports whether the outcome is Done: the object needs nothing
+// more.
+func (o Outcome) IsDone() bool { return o.kind == kindDone }
+
+// IsWait reports whether the outcome is a Wait.
+func (o Outcome) IsWait() bool { return o.kind == kindWait }
+
+// IsRetry reports whether the outcome is a Retry.
+func (o Outcome) IsRetry() bool { return o.kind == kindRetry }
+
+// IsTransient reports whether the outcome is a Transient failure.
+func (o Outcome) IsTransient() bool { return o.kind == kindTransient }
+
+// IsStall reports whether the outcome is a Stall.
+func (o Outcome) IsStall() bool { return o.kind == kindStall }
+
 // Err is the failure, if any.
 func (o Outcome) Err() error { return o.err }
 
 // Reason is the failure's condition reason, if any.
 func (o Outcome) Reason() string { return o.reason }
 
-// IsDone reports whether the outcome is Done: the object needs nothing
-// more.
-func (o Outcome) IsDone() bool { return o.kind == kindDone }
-
-// Kind names the outcome: continue, done, wait, retry, transient or stall
-// (for tests of phase logic and for logs).
-func (o Outcome) Kind() string {
-	return [...]string{"continue", "done", "wait", "retry", "transient", "stall"}[o.kind]
+// String names the outcome for logs and test failures: continue, done,
+// wait, retry, transient or stall, with the reason of a failure. Code
+// tests an outcome with its predicates (IsContinue, IsStall, …), never by
+// this text.
+func (o Outcome) String() string {
+	name := [...]string{"continue", "done", "wait", "retry", "transient", "stall"}[o.kind]
+	if o.reason != "" {
+		name += " (" + o.reason + ")"
+	}
+	return name
 }
 
 // After is the wait a Wait or Retry asked for, or a Stall's recheck.

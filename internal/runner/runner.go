@@ -61,15 +61,32 @@ type Run struct {
 	// Patcher writes the object's status once, after the phases. A phase
 	// that writes other objects' statuses uses status.NewPatcher for them.
 	Patcher *status.Patcher
-	// Token is the access token a grant phase obtained, for the phases
-	// after it. It lives for one reconcile: never stored, logged or shown.
-	Token string
-	// GrantID names the grant Token came from (when the OAuth callback
-	// stored it), so a phase can record that the provider refused this
-	// grant without holding a token.
-	GrantID string
 
 	deadlines []time.Time
+	values    map[any]any
+}
+
+// Key is a slot of a Run that one phase fills for the later phases of the
+// same reconcile (the OAuth grant phase hands on the access token). What
+// a Key holds lives for one reconcile: it is never stored or shown.
+type Key[V any] struct{ _ byte }
+
+// NewKey returns a new slot; each call's is distinct.
+func NewKey[V any]() *Key[V] { return &Key[V]{} }
+
+// Put fills the slot for the phases after this one.
+func (k *Key[V]) Put(run *Run, v V) {
+	if run.values == nil {
+		run.values = map[any]any{}
+	}
+	run.values[k] = v
+}
+
+// From is what an earlier phase of this reconcile put in the slot, or V's
+// zero value.
+func (k *Key[V]) From(run *Run) V {
+	v, _ := run.values[k].(V)
+	return v
 }
 
 // RequeueAt asks to be reconciled again at t; after a successful run the
@@ -103,8 +120,14 @@ type Runner[T Object] struct {
 	// Suspended reports spec.suspend; nil for kinds that cannot be
 	// suspended.
 	Suspended func(T) bool
-	// Normal are the phases of a live object, in order.
+	// Normal are the phases of a live object, in order. When every one
+	// continues, the runner marks the object Ready (reason Succeeded,
+	// observedGeneration caught up): a phase never does.
 	Normal []Phase[T]
+	// Ready, when set, says what Ready's message is once every Normal
+	// phase continued, and may record the kind's own sign of it (a phase
+	// field such as Active); without it the message is "reconciled".
+	Ready func(T) string
 	// Suspend are the phases run while the object is suspended (release
 	// what it holds outside the cluster); the runner then marks it
 	// Ready=False, reason Suspended.
@@ -159,9 +182,10 @@ func (r *Runner[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.R
 	}
 	out, completed := r.phases(ctx, obj, run, r.Normal)
 	if !completed {
-		return r.finish(ctx, obj, out), nil
+		return keepDeadlines(r.finish(ctx, obj, out), run), nil
 	}
 	r.failures.Delete(req.NamespacedName)
+	status.MarkReady(obj, v1alpha1.SucceededReason, r.readyMessage(obj))
 	if d, ok := run.Next(); ok {
 		if d <= 0 {
 			// A deadline already past: look again soon, not in a loop.
@@ -180,6 +204,28 @@ func (r *Runner[T]) phases(ctx context.Context, obj T, run *Run, phases []Phase[
 		}
 	}
 	return Continue(), true
+}
+
+// keepDeadlines brings res forward to the earliest deadline the phases
+// that ran asked for (a token refresh, a channel attempt status promises):
+// a phase that failed after them does not put them off.
+// Deadlines already due are not kept: the phase acts on them now, and its
+// failure has its own schedule.
+func keepDeadlines(res ctrl.Result, run *Run) ctrl.Result {
+	var first time.Time
+	for _, t := range run.deadlines {
+		if t.After(run.Now) && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if first.IsZero() {
+		return res
+	}
+	d := outbound.JitterLater(first.Sub(run.Now), outbound.DefaultJitter)
+	if res.RequeueAfter == 0 || d < res.RequeueAfter {
+		res.RequeueAfter = d
+	}
+	return res
 }
 
 // finish turns an outcome that ended the phases into status, a log line
@@ -202,8 +248,11 @@ func (r *Runner[T]) finish(ctx context.Context, obj T, out Outcome) ctrl.Result 
 	case kindDone:
 		return ctrl.Result{}
 	case kindRetry:
+		// Put off by a little, never earlier: d is at least the
+		// upstream's Retry-After, and objects failing together do not
+		// come back together.
 		status.MarkRetrying(obj, out.reason, msg)
-		return ctrl.Result{RequeueAfter: max(out.after, time.Millisecond)}
+		return ctrl.Result{RequeueAfter: max(outbound.JitterLater(out.after, outbound.DefaultJitter), time.Millisecond)}
 	case kindTransient:
 		status.MarkRetrying(obj, out.reason, msg)
 		n := 1
@@ -289,6 +338,13 @@ func (r *Runner[T]) now() time.Time {
 		return time.Now()
 	}
 	return r.Clock.Now()
+}
+
+func (r *Runner[T]) readyMessage(obj T) string {
+	if r.Ready == nil {
+		return "reconciled"
+	}
+	return r.Ready(obj)
 }
 
 func (r *Runner[T]) deleteGiveUp() time.Duration {

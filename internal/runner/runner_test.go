@@ -118,9 +118,9 @@ func TestPhasesRunInOrderAndTheNextDeadlineIsKeptToTheSecond(t *testing.T) {
 			pl.phase("second", runner.Continue)(nil, s, run)
 			run.RequeueAt(clk.Now().Add(time.Hour))
 			run.RequeueAt(clk.Now().Add(10 * time.Minute))
-			status.MarkReady(s, v1alpha1.SucceededReason, "ok")
 			return runner.Continue()
 		})
+	r.Ready = func(s *v1alpha1.SlideStock) string { return "stocked " + s.Spec.URL }
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	if err != nil {
 		t.Fatal(err)
@@ -133,9 +133,33 @@ func TestPhasesRunInOrderAndTheNextDeadlineIsKeptToTheSecond(t *testing.T) {
 	if res.RequeueAfter < 10*time.Minute || res.RequeueAfter > 10*time.Minute+outbound.MaxDeadlineSpread {
 		t.Fatalf("requeue after %v, want the earliest deadline (10m), put off by at most %s", res.RequeueAfter, outbound.MaxDeadlineSpread)
 	}
+	// The runner, not a phase, marks the object Ready once every phase
+	// continued, with the kind's message.
 	s := get(t, key)
-	if !status.IsTrue(s, v1alpha1.ReadyCondition) || s.Status.ObservedGeneration != s.Generation {
-		t.Fatalf("status %+v", s.Status)
+	c := status.Get(s, v1alpha1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.SucceededReason || c.Message != "stocked "+s.Spec.URL ||
+		s.Status.ObservedGeneration != s.Generation {
+		t.Fatalf("Ready %+v, observed %d of %d", c, s.Status.ObservedGeneration, s.Generation)
+	}
+}
+
+func TestAPhaseThatDoesNotContinueLeavesReadyAlone(t *testing.T) {
+	key := newStock(t, false)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	r := newRunner(clk, func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return runner.Continue() },
+		func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return runner.Wait(time.Minute) })
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if s := get(t, key); status.Get(s, v1alpha1.ReadyCondition) != nil || s.Status.ObservedGeneration == s.Generation {
+		t.Fatalf("a waiting object was marked: %+v", s.Status)
+	}
+	r.Normal = r.Normal[:1]
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if c := status.Get(get(t, key), v1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue || c.Message != "reconciled" {
+		t.Fatalf("without a Ready hook: %+v, want Ready with the default message", c)
 	}
 }
 
@@ -158,8 +182,8 @@ func TestOutcomesBecomeStatusRequeuesAndOneLogLine(t *testing.T) {
 			reason: v1alpha1.UpstreamUnavailableReason, min: 900 * time.Millisecond, max: 1100 * time.Millisecond},
 		{name: "a transient failure honours Retry-After", out: runner.Transient(v1alpha1.UpstreamUnavailableReason, throttled),
 			reason: v1alpha1.UpstreamUnavailableReason, min: 30 * time.Second, max: 30 * time.Second},
-		{name: "a retry requeues when the phase says", out: runner.Retry(v1alpha1.UpstreamUnavailableReason, boom, 4*time.Second),
-			reason: v1alpha1.UpstreamUnavailableReason, min: 4 * time.Second, max: 4 * time.Second},
+		{name: "a retry requeues when the phase says, put off by at most 10 % and a second, never earlier", out: runner.Retry(v1alpha1.UpstreamUnavailableReason, boom, 4*time.Second),
+			reason: v1alpha1.UpstreamUnavailableReason, min: 4 * time.Second, max: 4*time.Second + 400*time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := newStock(t, false)
@@ -174,7 +198,7 @@ func TestOutcomesBecomeStatusRequeuesAndOneLogLine(t *testing.T) {
 				if res.RequeueAfter < tc.min || res.RequeueAfter > tc.max {
 					t.Fatalf("requeue after %v, want %v..%v", res.RequeueAfter, tc.min, tc.max)
 				}
-				if tc.out.Kind() == "transient" {
+				if tc.out.IsTransient() {
 					break // the next one backs off further
 				}
 			}
@@ -196,6 +220,35 @@ func TestOutcomesBecomeStatusRequeuesAndOneLogLine(t *testing.T) {
 	}
 }
 
+func TestAFailureKeepsTheDeadlinesOfThePhasesBeforeIt(t *testing.T) {
+	key := newStock(t, false)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	promise := func(after time.Duration) runner.Phase[*v1alpha1.SlideStock] {
+		return func(_ context.Context, _ *v1alpha1.SlideStock, run *runner.Run) runner.Outcome {
+			run.RequeueAt(clk.Now().Add(after))
+			return runner.Continue()
+		}
+	}
+	fail := func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, errors.New("down"))
+	}
+	r := newRunner(clk, promise(3*time.Second), promise(-time.Minute), fail)
+	r.Transient = outbound.Schedule{Base: time.Minute, Jitter: outbound.NoJitter}
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The promise in 3 s is kept (late by at most 10 %), not put off by
+	// the failure's minute; the deadline already due is not.
+	if res.RequeueAfter < 3*time.Second || res.RequeueAfter > 3*time.Second+300*time.Millisecond {
+		t.Fatalf("requeue after %v, want the 3 s deadline", res.RequeueAfter)
+	}
+	r.Normal = []runner.Phase[*v1alpha1.SlideStock]{promise(-time.Minute), fail}
+	if res, _ := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); res.RequeueAfter != 2*time.Minute {
+		t.Fatalf("with only a due deadline: requeue after %v, want the schedule's second step, 2m", res.RequeueAfter)
+	}
+}
+
 func TestTransientFailuresBackOffAndSuccessResetsThem(t *testing.T) {
 	key := newStock(t, false)
 	clk := clocktesting.NewFakePassiveClock(time.Now())
@@ -204,10 +257,9 @@ func TestTransientFailuresBackOffAndSuccessResetsThem(t *testing.T) {
 		if fail {
 			return runner.Transient(v1alpha1.UpstreamUnavailableReason, errors.New("down"))
 		}
-		status.MarkReady(s, v1alpha1.SucceededReason, "ok")
 		return runner.Continue()
 	})
-	r.Transient = outbound.Schedule{Base: time.Second, Max: 5 * time.Minute}
+	r.Transient = outbound.Schedule{Base: time.Second, Max: 5 * time.Minute, Jitter: outbound.NoJitter}
 	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
 		res, _ := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 		if res.RequeueAfter != want {
@@ -318,8 +370,8 @@ func TestDeleteAfterWaitsOutTheRetentionAndDeletesOnlyThatObject(t *testing.T) {
 	old := get(t, key)
 	done := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	out := runner.DeleteAfter(ctx, env.Client, old, done, time.Hour, done.Add(59*time.Minute))
-	if out.Kind() != "wait" || out.After() != time.Minute {
-		t.Fatalf("before the retention: %s after %s, want wait 1m", out.Kind(), out.After())
+	if !out.IsWait() || out.After() != time.Minute {
+		t.Fatalf("before the retention: %s after %s, want wait 1m", out, out.After())
 	}
 	// A new object of the same name is not the one that finished.
 	if err := env.Client.Delete(ctx, old); err != nil {
@@ -331,7 +383,7 @@ func TestDeleteAfterWaitsOutTheRetentionAndDeletesOnlyThatObject(t *testing.T) {
 	}
 	get(t, key)
 	if out := runner.DeleteAfter(ctx, env.Client, get(t, key), done, time.Hour, done.Add(time.Hour)); !out.IsDone() {
-		t.Fatalf("after the retention: %s (%v)", out.Kind(), out.Err())
+		t.Fatalf("after the retention: %s (%v)", out, out.Err())
 	}
 	if err := env.Client.Get(ctx, key, &v1alpha1.SlideStock{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the object is still there: %v", err)

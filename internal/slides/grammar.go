@@ -19,8 +19,6 @@ package slides
 import (
 	"regexp"
 	"strings"
-
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 // The accepted URLs are one grammar, written once here as regular
@@ -80,7 +78,7 @@ var speakerDeckReserved = func() string {
 
 // site is one provider's part of the grammar.
 type site struct {
-	provider       v1alpha1.SlideProvider
+	provider       Provider
 	host, path     string
 	reserved       string // optional: refused although host and path match
 	hostRE, pathRE *regexp.Regexp
@@ -90,21 +88,21 @@ type site struct {
 }
 
 var sites = []*site{
-	{provider: v1alpha1.ProviderSpeakerDeck, host: speakerDeckHost, path: speakerDeckPath, reserved: speakerDeckReserved,
+	{provider: SpeakerDeck, host: speakerDeckHost, path: speakerDeckPath, reserved: speakerDeckReserved,
 		ref: func(m []string) Ref {
-			return Ref{Provider: v1alpha1.ProviderSpeakerDeck, CanonicalURL: "https://speakerdeck.com/" + m[1] + "/" + m[2], User: m[1], ID: m[2]}
+			return Ref{Provider: SpeakerDeck, CanonicalURL: "https://speakerdeck.com/" + m[1] + "/" + m[2], User: m[1], ID: m[2]}
 		}},
-	{provider: v1alpha1.ProviderDocswell, host: docswellHost, path: docswellPath,
+	{provider: Docswell, host: docswellHost, path: docswellPath,
 		ref: func(m []string) Ref {
-			return Ref{Provider: v1alpha1.ProviderDocswell, CanonicalURL: "https://www.docswell.com/s/" + m[1] + "/" + m[2], User: m[1], ID: m[2]}
+			return Ref{Provider: Docswell, CanonicalURL: "https://www.docswell.com/s/" + m[1] + "/" + m[2], User: m[1], ID: m[2]}
 		}},
-	{provider: v1alpha1.ProviderGoogleSlides, host: googleSlidesHost, path: googleSlidesPath,
+	{provider: GoogleSlides, host: googleSlidesHost, path: googleSlidesPath,
 		ref: func(m []string) Ref {
 			id := m[3]
 			if m[2] != "" {
 				id = "e/" + id
 			}
-			return Ref{Provider: v1alpha1.ProviderGoogleSlides, CanonicalURL: "https://docs.google.com/presentation/d/" + id, ID: id}
+			return Ref{Provider: GoogleSlides, CanonicalURL: "https://docs.google.com/presentation/d/" + id, ID: id}
 		}},
 }
 

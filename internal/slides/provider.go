@@ -28,13 +28,22 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+)
 
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+// Provider is the site a deck is hosted on. Its values are those of the
+// SlideStock API's status.provider (seed 001 §5.1); the API converts.
+type Provider string
+
+// The providers.
+const (
+	SpeakerDeck  Provider = "speakerdeck"
+	Docswell     Provider = "docswell"
+	GoogleSlides Provider = "google_slides"
 )
 
 // Ref is a recognised presentation.
 type Ref struct {
-	Provider v1alpha1.SlideProvider
+	Provider Provider
 	// CanonicalURL is the one URL for the presentation: the only URL sent
 	// upstream (seed 001 §10.1).
 	CanonicalURL string

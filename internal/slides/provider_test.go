@@ -25,8 +25,6 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 const gid = exampleGoogleID
@@ -47,15 +45,15 @@ func TestAcceptsWhatPeopleCopy(t *testing.T) {
 
 func TestProviderAndParts(t *testing.T) {
 	ref, _ := Parse("https://www.docswell.com/s/takai/59VDWM-x")
-	if ref.Provider != v1alpha1.ProviderDocswell || ref.User != "takai" || ref.ID != "59VDWM" {
+	if ref.Provider != Docswell || ref.User != "takai" || ref.ID != "59VDWM" {
 		t.Fatalf("docswell ref = %+v", ref)
 	}
 	ref, _ = Parse("https://speakerdeck.com/jnunemaker/atom")
-	if ref.Provider != v1alpha1.ProviderSpeakerDeck || ref.User != "jnunemaker" || ref.ID != "atom" {
+	if ref.Provider != SpeakerDeck || ref.User != "jnunemaker" || ref.ID != "atom" {
 		t.Fatalf("speakerdeck ref = %+v", ref)
 	}
 	ref, _ = Parse("https://docs.google.com/presentation/d/" + gid + "/edit")
-	if ref.Provider != v1alpha1.ProviderGoogleSlides || ref.ID != gid || ref.User != "" {
+	if ref.Provider != GoogleSlides || ref.ID != gid || ref.User != "" {
 		t.Fatalf("google ref = %+v", ref)
 	}
 }
