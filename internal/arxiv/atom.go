@@ -22,11 +22,13 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 )
 
 // Paper is one entry of the feed, normalised (seed 000 §3.5.2).
 type Paper struct {
-	// ID in its canonical form (CanonicalID): without version or subject
+	// ID in its canonical form (arxivid.CanonicalID): without version or subject
 	// class, e.g. 2301.12345, hep-th/9901001 or math/0309136.
 	ID string
 	// Title and Summary with runs of white space (arXiv wraps lines)
@@ -126,7 +128,7 @@ func ParseFeed(data []byte) (Feed, error) {
 
 func paperFrom(e atomEntry) (Paper, error) {
 	link := strings.TrimSpace(e.ID)
-	id, err := ParseLink(link)
+	id, err := arxivid.ParseLink(link)
 	if err != nil {
 		return Paper{}, fmt.Errorf("arXiv entry id %q: %w", link, err)
 	}

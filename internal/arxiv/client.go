@@ -14,6 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package arxiv reads arXiv: the Atom feed of the export API (seed 000
+// §3.4–3.5), and a client that asks for many papers in one request, no
+// more often than arXiv's terms allow. The syntax of identifiers and links
+// is package arxivid's.
 package arxiv
 
 import (
@@ -28,6 +32,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
@@ -91,7 +96,7 @@ type Client struct {
 // them into found and missing; err is for the request as a whole.
 //
 //   - found maps each identifier as the caller gave it to its paper.
-//     Identifiers are matched in their canonical form (CanonicalID), so
+//     Identifiers are matched in their canonical form (arxivid.CanonicalID), so
 //     "math.GT/0309136" and "math/0309136v2" both find the paper arXiv
 //     files as math/0309136.
 //   - missing lists, in the caller's order, every given identifier with no
@@ -113,7 +118,7 @@ func (c *Client) Fetch(ctx context.Context, ids []string) (found map[string]Pape
 	var query []string
 	canonical := make(map[string]string, len(ids)) // given → canonical
 	for _, id := range ids {
-		cid, ok := CanonicalID(strings.TrimSpace(id))
+		cid, ok := arxivid.CanonicalID(strings.TrimSpace(id))
 		if !ok {
 			continue
 		}
@@ -146,6 +151,11 @@ func (c *Client) query(ctx context.Context, ids []string) (map[string]Paper, err
 	if err := c.Pacer.Wait(ctx); err != nil {
 		return nil, err
 	}
+	// No outbound.Classifier: arXiv bends no status. It throttles with 429
+	// and sheds load with 503 (https://info.arxiv.org/help/api/tou.html#rate-limits;
+	// https://groups.google.com/a/arxiv.org/g/api/c/JuA7VkOhl1A), both
+	// transient by default, and refuses a malformed request with 400 and an
+	// Atom error entry, permanent by default.
 	resp, err := c.Out.Do(ctx, outbound.Request{
 		Upstream: upstream.Arxiv, Path: "/api/query",
 		Query:    url.Values{"id_list": {strings.Join(ids, ",")}, "max_results": {strconv.Itoa(len(ids))}},

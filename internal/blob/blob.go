@@ -19,7 +19,9 @@ limitations under the License.
 // credentials its ReceiveLink names. Every request goes through the
 // outbound policy's http.Client (the host allowlist of `--upstream s3`),
 // and every failure is an *outbound.Error, transient or permanent, so
-// controllers retry through the runner: the SDK's own retries are off.
+// controllers retry through the runner: the SDK's own retries are off. It
+// knows no custom resource and reads no Secret: the ReceiveLink controller
+// reads the credentials Secret and hands it Credentials.
 package blob
 
 import (

@@ -23,6 +23,7 @@ limitations under the License.
 package gapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,76 @@ var rateLimitReasons = map[string]bool{
 	"quotaExceeded": true, "dailyLimitExceeded": true, "RATE_LIMIT_EXCEEDED": true,
 }
 
+// Classifier is Google's outbound.Classifier, the one rule for every
+// Google API answer, whether it comes through outbound.Client.Do
+// (Request.Classify) or from the client library (Classify). Google
+// answers some rate limits with 403 instead of 429: a 403 whose body has a
+// rate-limit reason (rateLimitReasons) or the canonical status
+// RESOURCE_EXHAUSTED ("Either out of resource quota or reaching rate
+// limiting", https://cloud.google.com/apis/design/errors) is transient.
+// Every other answer is left to outbound.DefaultClass (429 and 5xx
+// transient).
+func Classifier(status int, _ http.Header, body []byte) (outbound.Class, bool) {
+	if status != http.StatusForbidden {
+		return 0, false
+	}
+	reason, canonical := readBody(body)
+	if rateLimitReasons[reason] || canonical == "RESOURCE_EXHAUSTED" {
+		return outbound.Transient, true
+	}
+	return 0, false
+}
+
+// errorBody is what is read of a Google error body: the v1-style
+// errors[].reason the Calendar API sends, the canonical status name, and
+// the google.rpc.ErrorInfo in error.details of the v4-style body. The
+// lists are read apart, so that one the library would not understand does
+// not hide the status.
+type errorBody struct {
+	Error struct {
+		Errors  json.RawMessage `json:"errors"`
+		Status  string          `json:"status"`
+		Details json.RawMessage `json:"details"`
+	} `json:"error"`
+}
+
+// readBody is the machine-readable reason of a Google error body (the
+// first errors[].reason, or else the reason of a google.rpc.ErrorInfo in
+// error.details) and its canonical status ({"error": {"status":
+// "PERMISSION_DENIED"}}); "" for what is absent or not JSON. Like the
+// client library, it also reads a body that is a JSON array of errors.
+func readBody(body []byte) (reason, status string) {
+	var eb errorBody
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		arr := []*errorBody{&eb}
+		if json.Unmarshal(trimmed, &arr) != nil {
+			return "", ""
+		}
+	} else if json.Unmarshal(body, &eb) != nil {
+		return "", ""
+	}
+	var items []struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(eb.Error.Errors, &items)
+	for _, it := range items {
+		if it.Reason != "" {
+			return it.Reason, eb.Error.Status
+		}
+	}
+	var details []any
+	_ = json.Unmarshal(eb.Error.Details, &details)
+	for _, d := range details {
+		m, _ := d.(map[string]any)
+		if t, _ := m["@type"].(string); strings.HasSuffix(t, "google.rpc.ErrorInfo") {
+			if r, _ := m["reason"].(string); r != "" {
+				return r, eb.Error.Status
+			}
+		}
+	}
+	return "", eb.Error.Status
+}
+
 // Reason is the machine-readable reason of a Google error: the first
 // errors[].reason (the v1-style body the Calendar API sends) or else the
 // reason of a google.rpc.ErrorInfo in error.details (the v4-style body);
@@ -111,20 +182,8 @@ func Reason(err error) string {
 	if !errors.As(err, &ge) {
 		return ""
 	}
-	for _, it := range ge.Errors {
-		if it.Reason != "" {
-			return it.Reason
-		}
-	}
-	for _, d := range ge.Details {
-		m, _ := d.(map[string]any)
-		if t, _ := m["@type"].(string); strings.HasSuffix(t, "google.rpc.ErrorInfo") {
-			if r, _ := m["reason"].(string); r != "" {
-				return r
-			}
-		}
-	}
-	return ""
+	reason, _ := readBody([]byte(ge.Body))
+	return reason
 }
 
 // Status is the canonical status name of a Google error body
@@ -132,26 +191,19 @@ func Reason(err error) string {
 // does not parse into *googleapi.Error; "" when absent.
 func Status(err error) string {
 	var ge *googleapi.Error
-	if !errors.As(err, &ge) || ge.Body == "" {
+	if !errors.As(err, &ge) {
 		return ""
 	}
-	var body struct {
-		Error struct {
-			Status string `json:"status"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(ge.Body), &body) != nil {
-		return ""
-	}
-	return body.Error.Status
+	_, status := readBody([]byte(ge.Body))
+	return status
 }
 
 // Classify turns a library error from call (a method name such as
 // "events.list", used in the reason) into an *outbound.Error of upstream
-// u: network errors, 5xx, 429 and rate-limit 403s are transient, with
-// Retry-After when sent; 401 wraps ErrUnauthorized; 404 wraps
-// ErrNotFound; other 4xx are permanent. err must not be nil. Callers
-// adjust the result for their API's own cases.
+// u, classed by Classifier: network errors, 5xx, 429 and rate-limit 403s
+// are transient, with Retry-After when sent; 401 wraps ErrUnauthorized;
+// 404 wraps ErrNotFound; other 4xx are permanent. err must not be nil.
+// Callers adjust the result for their API's own cases.
 func Classify(call string, err error, u upstream.Name) *outbound.Error {
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
@@ -161,24 +213,21 @@ func Classify(call string, err error, u upstream.Name) *outbound.Error {
 	if msg == "" {
 		msg = http.StatusText(ge.Code)
 	}
-	e := &outbound.Error{Upstream: u, Status: ge.Code, Class: outbound.Permanent,
-		Reason: fmt.Sprintf("%s: %d %s", call, ge.Code, strings.TrimSpace(msg)), Err: err}
-	reason, status := Reason(err), Status(err)
-	switch {
+	e := &outbound.Error{Upstream: u, Status: ge.Code, Err: err,
+		Class:  outbound.ClassOf(Classifier, ge.Code, ge.Header, []byte(ge.Body)),
+		Reason: fmt.Sprintf("%s: %d %s", call, ge.Code, strings.TrimSpace(msg))}
+	switch reason, status := readBody([]byte(ge.Body)); {
 	case reason != "" && status != "":
 		e.Reason += " (" + reason + ", " + status + ")"
 	case reason != "" || status != "":
 		e.Reason += " (" + reason + status + ")"
 	}
 	e.RetryAfter = outbound.ParseRetryAfter(ge.Header.Get("Retry-After"), time.Now())
-	switch {
-	case ge.Code == http.StatusUnauthorized:
+	switch ge.Code {
+	case http.StatusUnauthorized:
 		e.Err = errors.Join(ErrUnauthorized, err)
-	case ge.Code == http.StatusNotFound:
+	case http.StatusNotFound:
 		e.Err = errors.Join(ErrNotFound, err)
-	case ge.Code == http.StatusTooManyRequests || ge.Code >= 500,
-		ge.Code == http.StatusForbidden && (rateLimitReasons[reason] || status == "RESOURCE_EXHAUSTED"):
-		e.Class = outbound.Transient
 	}
 	return e
 }

@@ -19,7 +19,10 @@ limitations under the License.
 // real google.golang.org/api/calendar/v3 library, sent under the one
 // outbound policy to the configured googleapis upstream. Errors come back
 // as *outbound.Error so controllers classify them like every other
-// upstream's.
+// upstream's. It knows no CRD: what the push route and the controller
+// share (the push path, channel ids, the notification annotation) is
+// package calendarpush's. The OAuth scope it needs is the connect
+// flow's (targets.CalendarScope).
 package gcalendar
 
 import (
@@ -27,32 +30,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/api/calendar/v3"
 	"google.golang.org/api/googleapi"
-	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/gapi"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
-
-// Scope is the one OAuth scope a CalendarWatch needs: reading events.
-const Scope = "https://www.googleapis.com/auth/calendar.readonly"
-
-// OAuthProvider is Google asking for Scope alone, offline (a refresh
-// token) with consent forced (oauth.Google's parameters).
-var OAuthProvider = oauth.Google.WithScopes(Scope)
-
-// PushPath is the webhook server's push route; a channel's address is the
-// server's public URL followed by it.
-const PushPath = "/calendar/push"
 
 // PageSize is how many events one events.list page asks for (seed 002,
 // "Periodic Sync Configuration": batches of 100). Google may answer fewer
@@ -79,8 +66,9 @@ type Channel struct {
 // WatchRequest opens a channel.
 type WatchRequest struct {
 	CalendarID string
-	// ID is the channel id the operator chose; Token is echoed by Google in
-	// X-Goog-Channel-Token; Address is the push route's public URL.
+	// ID is the channel id the operator chose (calendarpush.ChannelID);
+	// Token is echoed by Google in X-Goog-Channel-Token; Address is the
+	// push route's public URL.
 	ID, Token, Address string
 	// Expiration asked for.
 	Expiration time.Time
@@ -187,71 +175,6 @@ func (c *Client) List(ctx context.Context, token string, r ListRequest) (Page, e
 		p.Events = append(p.Events, Event{ID: e.Id, Status: e.Status, RecurringEventID: e.RecurringEventId})
 	}
 	return p, nil
-}
-
-// HashToken is the hex SHA-256 kept in status.channelTokenHash.
-func HashToken(token string) string { return capability.Hash(token) }
-
-// ChannelIDPrefix starts every channel id the operator opens.
-const ChannelIDPrefix = "sb-"
-
-// ChannelID is "sb-<uid>-<sequence>": at most 3+36+1+19 = 59 characters of
-// [A-Za-z0-9-] (Google: ≤ 64, [A-Za-z0-9\-_\+/=]). The UID lets the
-// webhook find the watch of a channel before status names it (the sync
-// message may arrive before events.watch returns); the sequence orders a
-// watch's channels, so a stopped one is told from one being opened.
-func ChannelID(uid types.UID, seq int64) string {
-	return ChannelIDPrefix + string(uid) + "-" + strconv.FormatInt(seq, 10)
-}
-
-// ParseChannelID splits a channel id made by ChannelID.
-func ParseChannelID(id string) (uid types.UID, seq int64, ok bool) {
-	rest, found := strings.CutPrefix(id, ChannelIDPrefix)
-	i := strings.LastIndexByte(rest, '-')
-	if !found || i <= 0 || len(rest[:i]) > 64 {
-		return "", 0, false
-	}
-	seq, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil || seq <= 0 {
-		return "", 0, false
-	}
-	return types.UID(rest[:i]), seq, true
-}
-
-// ChannelSequence is the sequence of a channel status names (0 for none
-// or one the operator did not make).
-func ChannelSequence(ch *v1alpha1.ChannelStatus) int64 {
-	if ch == nil {
-		return 0
-	}
-	_, seq, _ := ParseChannelID(ch.ID)
-	return seq
-}
-
-// Notification is the webhook's record of a push, kept in the
-// switchboard.dev/calendar-notification annotation.
-type Notification struct {
-	ChannelID     string
-	MessageNumber int64
-	State         string
-}
-
-// String is the annotation's value: "<channel id>/<message number>/<state>".
-func (n Notification) String() string {
-	return n.ChannelID + "/" + strconv.FormatInt(n.MessageNumber, 10) + "/" + n.State
-}
-
-// ParseNotification reads the annotation's value.
-func ParseNotification(v string) (Notification, bool) {
-	parts := strings.Split(v, "/")
-	if len(parts) != 3 {
-		return Notification{}, false
-	}
-	n, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || parts[0] == "" {
-		return Notification{}, false
-	}
-	return Notification{ChannelID: parts[0], MessageNumber: n, State: parts[2]}, true
 }
 
 // classify is gapi.Classify with the Calendar API's own cases: 410 is

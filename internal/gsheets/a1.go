@@ -88,69 +88,88 @@ var ErrBadRange = errors.New("not an A1 range")
 // ""), and a quoted title alone (the whole sheet: from and to zero).
 // A single cell is returned as from == to.
 func ParseRange(s string) (title string, from, to Cell, err error) {
-	bad := func(why string) (string, Cell, Cell, error) {
-		return "", Cell{}, Cell{}, fmt.Errorf("%w: %q: %s", ErrBadRange, s, why)
+	title, rest, whole, err := splitTitle(s)
+	if err == nil && !whole {
+		from, to, err = parseCells(rest)
 	}
-	rest := s
+	if err != nil {
+		return "", Cell{}, Cell{}, fmt.Errorf("%w: %q: %s", ErrBadRange, s, err)
+	}
+	return title, from, to, nil
+}
+
+// splitTitle separates a range's sheet title from its cells: a quoted
+// title and "!", an unquoted title and "!", or no title at all (title "",
+// rest s). whole reports a quoted title alone, the whole sheet.
+func splitTitle(s string) (title, rest string, whole bool, err error) {
 	switch {
 	case strings.HasPrefix(s, "'"):
-		var b strings.Builder
-		i, closed := 1, false
-		for i < len(s) {
-			if s[i] != '\'' {
-				b.WriteByte(s[i])
-				i++
-				continue
-			}
-			if i+1 < len(s) && s[i+1] == '\'' {
-				b.WriteByte('\'')
-				i += 2
-				continue
-			}
-			closed = true
-			i++
-			break
+		title, rest, err = unquoteTitle(s)
+		switch {
+		case err != nil:
+			return "", "", false, err
+		case title == "":
+			return "", "", false, errors.New("empty sheet title")
+		case rest == "":
+			return title, "", true, nil
+		case rest[0] != '!':
+			return "", "", false, errors.New("want ! after the quoted title")
 		}
-		if !closed {
-			return bad("unterminated quoted title")
-		}
-		title, rest = b.String(), s[i:]
-		if title == "" {
-			return bad("empty sheet title")
-		}
-		if rest == "" {
-			return title, Cell{}, Cell{}, nil
-		}
-		if rest[0] != '!' {
-			return bad("want ! after the quoted title")
-		}
-		rest = rest[1:]
+		return title, rest[1:], false, nil
 	case strings.Contains(s, "!"):
 		i := strings.IndexByte(s, '!')
 		title, rest = s[:i], s[i+1:]
 		if title == "" || strings.ContainsAny(title, "'!") {
-			return bad("bad unquoted sheet title")
+			return "", "", false, errors.New("bad unquoted sheet title")
 		}
+		return title, rest, false, nil
 	}
+	return "", s, false, nil
+}
+
+// unquoteTitle reads the quoted title s starts with, a doubled apostrophe
+// inside standing for one; rest is what follows the closing quote.
+func unquoteTitle(s string) (title, rest string, err error) {
+	var b strings.Builder
+	for i := 1; i < len(s); {
+		if s[i] != '\'' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\'' {
+			b.WriteByte('\'')
+			i += 2
+			continue
+		}
+		return b.String(), s[i+1:], nil
+	}
+	return "", "", errors.New("unterminated quoted title")
+}
+
+// parseCells reads the cells of a range: one cell ("A5", returned as from
+// == to) or two separated by a colon, where an open start ("5:", "A:")
+// needs an open end.
+func parseCells(rest string) (from, to Cell, err error) {
 	a, b, hasColon := strings.Cut(rest, ":")
 	if from, err = parseCell(a); err != nil {
-		return bad(err.Error())
+		return Cell{}, Cell{}, err
 	}
 	if !hasColon {
 		if from.Col == 0 || from.Row == 0 {
 			// "A" or "5" alone is a name, not a range.
-			return bad("a single cell needs a column and a row")
+			return Cell{}, Cell{}, errors.New("a single cell needs a column and a row")
 		}
-		return title, from, from, nil
+		return from, from, nil
 	}
 	if to, err = parseCell(b); err != nil {
-		return bad(err.Error())
+		return Cell{}, Cell{}, err
 	}
 	if from.Col == 0 && to.Col != 0 || from.Row == 0 && to.Row != 0 {
 		// "5:A7" and "A:B7" mix whole rows or columns with cells.
-		return bad("an open start needs an open end")
+		return Cell{}, Cell{}, errors.New("an open start needs an open end")
 	}
-	return title, from, to, nil
+	return from, to, nil
 }
 
 // parseCell reads "B7", "B" or "7".

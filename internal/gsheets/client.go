@@ -37,19 +37,9 @@ import (
 	"google.golang.org/api/sheets/v4"
 
 	"github.com/switchboard-dev/switchboard/internal/gapi"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
-
-// Scope lets the operator read and append to the person's spreadsheets
-// (https://developers.google.com/sheets/api/reference/rest/v4/spreadsheets.values/append,
-// "Authorization scopes").
-const Scope = "https://www.googleapis.com/auth/spreadsheets"
-
-// OAuthProvider asks for openid (so the token answer carries an id_token
-// whose sub is the Google user id) and Scope.
-var OAuthProvider = oauth.Google.WithScopes("openid", Scope)
 
 // Errors a controller acts on; both are the shared gapi sentinels, so
 // errors.Is answers alike whichever package's name is used.

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )
@@ -93,7 +94,7 @@ func (r *rig) addBook(rows ...[]string) {
 func TestSpreadsheet(t *testing.T) {
 	r := newRig(t)
 	r.addBook()
-	got, err := r.client.Spreadsheet(context.Background(), r.token(t, gsheets.Scope), sid)
+	got, err := r.client.Spreadsheet(context.Background(), r.token(t, targets.SheetsScope), sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSpreadsheet(t *testing.T) {
 func TestHeaderRow(t *testing.T) {
 	r := newRig(t)
 	r.addBook([]string{"2026-04-01", "09:00"})
-	got, err := r.client.Row(context.Background(), r.token(t, gsheets.Scope), sid, title, 1)
+	got, err := r.client.Row(context.Background(), r.token(t, targets.SheetsScope), sid, title, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestHeaderRow(t *testing.T) {
 		t.Fatalf("header %q, want %q", got, header)
 	}
 	// A row past the data is empty, not an error.
-	if got, err := r.client.Row(context.Background(), r.token(t, gsheets.Scope), sid, title, 50); err != nil || len(got) != 0 {
+	if got, err := r.client.Row(context.Background(), r.token(t, targets.SheetsScope), sid, title, 50); err != nil || len(got) != 0 {
 		t.Fatalf("row 50: %q %v", got, err)
 	}
 }
@@ -128,7 +129,7 @@ func TestAppendTwoRows(t *testing.T) {
 		[]string{"2026-04-01", "", "", "first", "", "id-1"},
 		[]string{"2026-04-02", "", "", "second", "", "id-2"},
 	)
-	ctx, tok := context.Background(), r.token(t, gsheets.Scope)
+	ctx, tok := context.Background(), r.token(t, targets.SheetsScope)
 	tokyo, err := time.LoadLocation("Asia/Tokyo")
 	if err != nil {
 		t.Skipf("no time zone data: %v", err)
@@ -182,7 +183,7 @@ func TestAFormulaTitleStaysText(t *testing.T) {
 	r := newRig(t)
 	r.addBook()
 	link := `=HYPERLINK("x","y")`
-	res, err := r.client.Append(context.Background(), r.token(t, gsheets.Scope), sid, title, [][]any{{"2026-04-01", "", "", link}})
+	res, err := r.client.Append(context.Background(), r.token(t, targets.SheetsScope), sid, title, [][]any{{"2026-04-01", "", "", link}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestAFormulaTitleStaysText(t *testing.T) {
 	if !ok || res.FirstRow != 2 || c.Formula != "" || c.Value != link {
 		t.Fatalf("D2 %+v %v (rows from %q)", c, ok, res.UpdatedRange)
 	}
-	row, err := r.client.Row(context.Background(), r.token(t, gsheets.Scope), sid, title, 2)
+	row, err := r.client.Row(context.Background(), r.token(t, targets.SheetsScope), sid, title, 2)
 	if err != nil || len(row) < 4 || row[3] != link {
 		t.Fatalf("row 2 %q %v", row, err)
 	}
@@ -199,7 +200,7 @@ func TestAFormulaTitleStaysText(t *testing.T) {
 func TestErrors(t *testing.T) {
 	r := newRig(t)
 	r.addBook()
-	ctx, tok := context.Background(), r.token(t, gsheets.Scope)
+	ctx, tok := context.Background(), r.token(t, targets.SheetsScope)
 	rows := [][]any{{"x"}}
 	isClass := func(t *testing.T, err error, class outbound.Class, sentinel error) *outbound.Error {
 		t.Helper()
@@ -289,14 +290,14 @@ func TestErrors(t *testing.T) {
 func TestTableReadsValuesAsStored(t *testing.T) {
 	r := newRig(t)
 	r.addBook([]string{"2026-04-01", "46037.375", "", "=HYPERLINK(\"https://example.com\",\"x\")"})
-	got, err := r.client.Table(context.Background(), r.token(t, gsheets.Scope), sid, title, "D")
+	got, err := r.client.Table(context.Background(), r.token(t, targets.SheetsScope), sid, title, "D")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || len(got[0]) != 4 || got[0][0] != "Date" || len(got[1]) != 4 || got[1][0] != "2026-04-01" || got[1][1] != 46037.375 || got[1][2] != "" {
 		t.Fatalf("table %#v", got)
 	}
-	if _, err := r.client.Table(context.Background(), r.token(t, gsheets.Scope), sid, title, "a1"); err == nil {
+	if _, err := r.client.Table(context.Background(), r.token(t, targets.SheetsScope), sid, title, "a1"); err == nil {
 		t.Fatal("a column that is no column was read")
 	}
 }

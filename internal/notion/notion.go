@@ -22,12 +22,9 @@ package notion
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
-	"unicode/utf16"
 
 	"github.com/jomei/notionapi"
 
@@ -44,19 +41,6 @@ const (
 	PropLink    = "Link"
 	PropYear    = "Publication Year"
 )
-
-// MaxText is Notion's limit for one text object (seed 000 §3.6.2, §9.3),
-// in UTF-16 code units: Notion measures "2000 characters" as JavaScript's
-// String.length, so a character outside the Basic Multilingual Plane (an
-// emoji, the mathematical letters 𝒪 and 𝔽 of arXiv abstracts) counts
-// twice (https://developers.notion.com/reference/request-limits; users'
-// reports: dwarvesf/dwarves-kit#403).
-const MaxText = 2000
-
-// maxRichText is Notion's limit of rich text objects in one property
-// (https://developers.notion.com/reference/request-limits: "any array of
-// rich text objects: 100 elements").
-const maxRichText = 100
 
 // maxSearchPages bounds a search read to its end: 100 pages of 100.
 const maxSearchPages = 100
@@ -97,83 +81,6 @@ func (c *Client) api(token string) *notionapi.Client {
 	hc.Transport = retryAfterTransport{next: hc.Transport}
 	// WithRetry(1): a 429 comes back to the controller, which owns backoff.
 	return notionapi.NewClient(notionapi.Token(token), notionapi.WithHTTPClient(hc), notionapi.WithRetry(1))
-}
-
-// The SDK drops a 429's Retry-After; this transport keeps it for the call
-// that asked (through the request context).
-type retryAfterKey struct{}
-
-type retryAfterTransport struct{ next http.RoundTripper }
-
-func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
-		if holder, ok := req.Context().Value(retryAfterKey{}).(*time.Duration); ok {
-			*holder = outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		}
-	}
-	return resp, err
-}
-
-// withRetryAfter gives a call a place for a 429's Retry-After.
-func withRetryAfter(ctx context.Context) (context.Context, *time.Duration) {
-	var d time.Duration
-	return context.WithValue(ctx, retryAfterKey{}, &d), &d
-}
-
-// classify maps Notion's answers onto the outbound classes: 429, 409 and
-// 5xx (and a broken connection) are transient, every other status
-// permanent. A 409 conflict_error is a collision with another edit of the
-// same object: "Make sure the parameters are up to date and try again"
-// (https://developers.notion.com/reference/status-codes). The operator's
-// writes carry no version to bring up to date, so trying again is all it
-// takes, on the same schedule as a 5xx.
-func classify(what string, err error, retryAfter ...*time.Duration) error {
-	if err == nil {
-		return nil
-	}
-	var ae *notionapi.Error
-	var rl *notionapi.RateLimitedError
-	switch {
-	case errors.As(err, &rl):
-		e := &outbound.Error{Upstream: upstream.Notion, Class: outbound.Transient, Status: http.StatusTooManyRequests,
-			Reason: what + ": rate limited (429)", Err: err}
-		if len(retryAfter) > 0 && retryAfter[0] != nil {
-			e.RetryAfter = *retryAfter[0]
-		}
-		return e
-	case errors.As(err, &ae):
-		class := outbound.Permanent
-		if ae.Status >= 500 || ae.Status == http.StatusConflict {
-			class = outbound.Transient
-		}
-		return &outbound.Error{Upstream: upstream.Notion, Class: class, Status: ae.Status,
-			Reason: fmt.Sprintf("%s: HTTP %d %s: %s", what, ae.Status, ae.Code, ae.Message), Err: err}
-	case outbound.IsTransient(err) || outbound.IsPermanent(err):
-		return err
-	}
-	var oe *outbound.Error
-	if errors.As(err, &oe) {
-		return err
-	}
-	if strings.Contains(err.Error(), upstream.ErrHostNotAllowed.Error()) {
-		return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent, Reason: what + ": " + err.Error(), Err: err}
-	}
-	return &outbound.Error{Upstream: upstream.Notion, Class: outbound.Transient, Reason: what + ": " + err.Error(), Err: err}
-}
-
-// IsUnauthorized reports a 401: the token no longer works.
-func IsUnauthorized(err error) bool {
-	e, ok := outbound.Classify(err)
-	return ok && e.Status == http.StatusUnauthorized
-}
-
-func plain(rt []notionapi.RichText) string {
-	var b strings.Builder
-	for _, t := range rt {
-		b.WriteString(t.PlainText)
-	}
-	return b.String()
 }
 
 // FindOrCreateDatabase finds the papers database (seed 000 §3.2.2): the
@@ -335,43 +242,6 @@ func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionap
 		return nil, classify("add properties to database", err)
 	}
 	return names, nil
-}
-
-// Chunks splits text into text objects of at most MaxText UTF-16 code
-// units (seed 000 §3.6.2), never inside a character, and at most Notion's
-// 100 objects (the rest is dropped: 200,000 units, far beyond any
-// abstract, reached only by the longest author lists).
-func Chunks(text string) []notionapi.RichText {
-	var out []notionapi.RichText
-	for text != "" && len(out) < maxRichText {
-		cut := fit(text)
-		out = append(out, notionapi.RichText{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: text[:cut]}})
-		text = text[cut:]
-	}
-	return out
-}
-
-// Truncate cuts text to MaxText UTF-16 code units, never inside a
-// character (seed 000 §3.6.2, titles).
-func Truncate(text string) string { return text[:fit(text)] }
-
-// fit is the length in bytes of the longest prefix of text that Notion
-// counts as at most MaxText characters: UTF-16 code units, two for a
-// character beyond U+FFFF. Bytes that are not UTF-8 are sent as U+FFFD,
-// one unit each.
-func fit(text string) int {
-	units := 0
-	for i, r := range text {
-		n := utf16.RuneLen(r)
-		if n < 0 {
-			n = 1
-		}
-		if units+n > MaxText {
-			return i
-		}
-		units += n
-	}
-	return len(text)
 }
 
 // UpdatePaper writes a paper to a page (seed 000 §3.6.1).

@@ -21,39 +21,31 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/switchboard-dev/switchboard/internal/reqmetrics"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 // metrics label by upstream name and outcome only: both sets are small and
 // fixed, and neither can carry a token.
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	*reqmetrics.Metrics
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "switchboard_upstream_requests_total",
-			Help: "Outbound requests by upstream and outcome (success, transient, permanent).",
-		}, []string{"upstream", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "switchboard_upstream_request_duration_seconds",
-			Help:    "Outbound request latency by upstream, failures included.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"upstream"}),
+	m, err := reqmetrics.New(reg, reqmetrics.Opts{
+		Requests:     "switchboard_upstream_requests_total",
+		RequestsHelp: "Outbound requests by upstream and outcome (success, transient, permanent).",
+		Duration:     "switchboard_upstream_request_duration_seconds",
+		DurationHelp: "Outbound request latency by upstream, failures included.",
+		Key:          "upstream", Outcome: "outcome",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	})
+	if err != nil {
+		return nil, err
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.requests, m.duration} {
-			if err := reg.Register(c); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return m, nil
+	return &metrics{Metrics: m}, nil
 }
 
 func (m *metrics) observe(u upstream.Name, outcome string, d time.Duration) {
-	m.requests.WithLabelValues(string(u), outcome).Inc()
-	m.duration.WithLabelValues(string(u)).Observe(d.Seconds())
+	m.Observe(string(u), outcome, d)
 }

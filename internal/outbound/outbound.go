@@ -24,13 +24,10 @@ package outbound
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,75 +46,6 @@ const (
 	// DefaultUserAgent names the operator to the providers.
 	DefaultUserAgent = "Switchboard/0.1 (+https://github.com/switchboard-dev/switchboard)"
 )
-
-// Class says whether retrying can help.
-type Class int
-
-const (
-	// Transient failures may succeed later: 5xx, 429, timeouts, broken
-	// connections (seed 001 §7.2).
-	Transient Class = iota + 1
-	// Permanent failures will not: 404, 403, other 4xx, bodies that are too
-	// large or cannot be parsed, hosts that are not upstreams.
-	Permanent
-)
-
-func (c Class) String() string {
-	if c == Transient {
-		return "transient"
-	}
-	return "permanent"
-}
-
-// Error is a classified outbound failure.
-type Error struct {
-	Upstream upstream.Name
-	Class    Class
-	// Status is the HTTP status, 0 when there was no answer.
-	Status int
-	// RetryAfter is what the upstream asked for (Retry-After), if anything.
-	RetryAfter time.Duration
-	// Reason is short and safe to show a person: it never holds a token.
-	Reason string
-	// Body is the start of a non-2xx answer, for callers that parse error
-	// bodies (at most 4 KiB).
-	Body []byte
-	// Header is the answer's header, for callers that read a provider's
-	// own rate-limit headers (Discord's X-RateLimit-Bucket). Nil when
-	// there was no answer.
-	Header http.Header
-	Err    error
-}
-
-func (e *Error) Error() string { return string(e.Upstream) + ": " + e.Reason }
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// Classify returns the classification of err, or ok=false when err is not
-// an outbound error.
-func Classify(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
-}
-
-// IsTransient reports whether err is worth retrying.
-func IsTransient(err error) bool {
-	e, ok := Classify(err)
-	return ok && e.Class == Transient
-}
-
-// IsPermanent reports whether err is a permanent upstream failure.
-func IsPermanent(err error) bool {
-	e, ok := Classify(err)
-	return ok && e.Class == Permanent
-}
-
-// PermanentError builds the error a caller returns when an answer arrived
-// but is unusable (unparsable JSON, a wrong type, a missing field).
-func PermanentError(u upstream.Name, reason string, err error) *Error {
-	return &Error{Upstream: u, Class: Permanent, Reason: reason, Err: err}
-}
 
 // Options configure a Client.
 type Options struct {
@@ -240,6 +168,9 @@ type Request struct {
 	Truncate bool
 	// Timeout overrides the client's per-request timeout.
 	Timeout time.Duration
+	// Classify is the upstream's own reading of a non-2xx answer (nil: the
+	// default rule, DefaultClass).
+	Classify Classifier
 	// SinkURL, instead of Upstream and Path, is an absolute URL a
 	// resource's owner configured to receive notifications (a
 	// CalendarWatch's HTTP sink). It is not an upstream, so the host
@@ -323,7 +254,7 @@ func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, statusError(r.Upstream, resp, body)
+		return nil, statusError(r.Upstream, r.Classify, resp, body)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
@@ -338,69 +269,4 @@ func (c *Client) do(ctx context.Context, r Request) (*Response, error) {
 			Reason: fmt.Sprintf("response body larger than %d bytes", maxBytes)}
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, URL: resp.Request.URL, Truncated: truncated}, nil
-}
-
-func transportError(u upstream.Name, err error, timeout time.Duration) *Error {
-	switch {
-	case errors.Is(err, upstream.ErrHostNotAllowed):
-		return &Error{Upstream: u, Class: Permanent, Reason: "refused: " + upstream.ErrHostNotAllowed.Error(), Err: err}
-	case errors.Is(err, ErrSinkAddressRefused):
-		return sinkRefused(err)
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return &Error{Upstream: u, Class: Transient, Reason: fmt.Sprintf("no answer within %s", timeout), Err: err}
-	case errors.Is(err, context.Canceled):
-		return &Error{Upstream: u, Class: Transient, Reason: "request cancelled", Err: err}
-	default:
-		return &Error{Upstream: u, Class: Transient, Reason: "connection failed: " + shortTransportReason(err), Err: err}
-	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// shortTransportReason keeps the innermost cause, without the request URL
-// (which could carry a query a person should not see in a status).
-func shortTransportReason(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return err.Error()
-}
-
-func statusError(u upstream.Name, resp *http.Response, body []byte) *Error {
-	e := &Error{Upstream: u, Status: resp.StatusCode, Body: body, Header: resp.Header,
-		Reason: fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))}
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
-		e.Class = Transient
-	default:
-		// 404, 403, other 4xx, and 1xx/3xx that were not followed.
-		e.Class = Permanent
-	}
-	e.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-	return e
-}
-
-// ParseRetryAfter reads a Retry-After header: delay-seconds or an
-// HTTP-date. Zero when absent or unreadable.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

@@ -117,10 +117,10 @@ func TestSuccessSendsUserAgentAndCountsMetrics(t *testing.T) {
 		t.Fatalf("User-Agent = %q", ua)
 	}
 	_, _ = c.Do(context.Background(), Request{Upstream: upstream.Docswell, Path: "/x", Timeout: time.Nanosecond})
-	if n := testutil.ToFloat64(c.metrics.requests.WithLabelValues("docswell", "success")); n != 1 {
+	if n := testutil.ToFloat64(c.metrics.Requests.WithLabelValues("docswell", "success")); n != 1 {
 		t.Fatalf("success count = %v", n)
 	}
-	if n := testutil.ToFloat64(c.metrics.requests.WithLabelValues("docswell", "transient")); n != 1 {
+	if n := testutil.ToFloat64(c.metrics.Requests.WithLabelValues("docswell", "transient")); n != 1 {
 		t.Fatalf("transient count = %v", n)
 	}
 	if n, err := testutil.GatherAndCount(reg, "switchboard_upstream_request_duration_seconds"); err != nil || n != 1 {
@@ -208,15 +208,23 @@ func TestOnlyUpstreamHostsAndNoRedirectOffThem(t *testing.T) {
 	}
 }
 
-func TestTheSeedsSchedules(t *testing.T) {
+// Schedules shaped like the seeds' (each lives beside its controller),
+// exact for the arithmetic.
+var (
+	notionLike   = Schedule{Base: time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: NoJitter}
+	calendarLike = Schedule{Base: time.Second, Retries: 5, Max: MaxRetryAfter, Jitter: NoJitter}
+	slideLike    = Schedule{Base: 2 * time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: 0.2}
+)
+
+func TestSchedulesDouble(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		s     Schedule
 		delay []time.Duration
 	}{
-		{"Notion and arXiv (seed 000 §7.2)", NotionRetries, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
-		{"Google Calendar (seed 002)", CalendarRetries, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}},
-		{"rechecks after the retries ran out", Schedule{Base: time.Hour, Max: 24 * time.Hour}, []time.Duration{time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 16 * time.Hour, 24 * time.Hour, 24 * time.Hour}},
+		{"1, 2, 4 s (seed 000 §7.2)", notionLike, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{"1, 2, 4, 8, 16 s (seed 002)", calendarLike, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}},
+		{"rechecks after the retries ran out", Schedule{Base: time.Hour, Max: 24 * time.Hour, Jitter: NoJitter}, []time.Duration{time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 16 * time.Hour, 24 * time.Hour, 24 * time.Hour}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i, want := range tc.delay {
@@ -231,11 +239,28 @@ func TestTheSeedsSchedules(t *testing.T) {
 	}
 }
 
+func TestSchedulesAreJitteredUnlessTheySayNot(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		d := Schedule{Base: 10 * time.Second}.Delay(1)
+		if d < 9*time.Second || d > 11*time.Second {
+			t.Fatalf("a schedule without a Jitter gave %v, want 10s ±10 %%", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Fatal("a schedule without a Jitter is not spread: it should default to ±10 %")
+	}
+	if d := (Schedule{Base: 10 * time.Second, Jitter: NoJitter}).Delay(1); d != 10*time.Second {
+		t.Fatalf("NoJitter gave %v", d)
+	}
+}
+
 func TestJitterStaysWithinItsBand(t *testing.T) {
 	for n, want := range map[int]time.Duration{1: 2 * time.Second, 2: 4 * time.Second, 3: 8 * time.Second} {
 		lo, hi := want, want
 		for range 200 {
-			d := SlideRetries.Delay(n)
+			d := slideLike.Delay(n)
 			lo, hi = min(lo, d), max(hi, d)
 			if d < want*8/10 || d > want*12/10 {
 				t.Fatalf("retry %d: %s outside %s ±20%%", n, d, want)
@@ -276,11 +301,11 @@ func TestRetryAfterIsHonouredAndClamped(t *testing.T) {
 		{100 * time.Millisecond, time.Second}, // at least MinRetryAfter, and the schedule's 1 s
 	} {
 		err := &Error{Class: Transient, RetryAfter: tc.retryAfter}
-		if got := NotionRetries.After(1, err); got != tc.want {
+		if got := notionLike.After(1, err); got != tc.want {
 			t.Fatalf("Retry-After %v gave %v, want %v", tc.retryAfter, got, tc.want)
 		}
 	}
-	if got := NotionRetries.After(3, &Error{Class: Transient, RetryAfter: time.Second}); got != 4*time.Second {
+	if got := notionLike.After(3, &Error{Class: Transient, RetryAfter: time.Second}); got != 4*time.Second {
 		t.Fatalf("a short Retry-After shortened the schedule: %v", got)
 	}
 }
@@ -300,7 +325,7 @@ func TestNextIsTheEarliestDeadline(t *testing.T) {
 }
 
 func TestAfterOrFallsBackToTheNormalTimerOnceTheScheduleIsSpent(t *testing.T) {
-	s := CalendarRetries
+	s := calendarLike
 	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
 		if got := s.AfterOr(n+1, nil, 15*time.Minute); got != want {
 			t.Fatalf("retry %d: %s, want %s", n+1, got, want)
@@ -312,7 +337,7 @@ func TestAfterOrFallsBackToTheNormalTimerOnceTheScheduleIsSpent(t *testing.T) {
 		}
 	}
 	throttled := &Error{Class: Transient, RetryAfter: 4 * time.Minute}
-	if got := (Schedule{Base: time.Second, Retries: 1}).AfterOr(2, throttled, time.Second); got != 4*time.Minute {
+	if got := (Schedule{Base: time.Second, Retries: 1, Jitter: NoJitter}).AfterOr(2, throttled, time.Second); got != 4*time.Minute {
 		t.Fatalf("after the schedule, Retry-After 4m gave %s", got)
 	}
 }

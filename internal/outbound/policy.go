@@ -43,6 +43,10 @@ const (
 // created together do not fire together.
 const DefaultJitter = 0.1
 
+// NoJitter, as a Schedule's Jitter, keeps its delays exact: for a delay a
+// phase turns into a stored deadline (the runner spreads the requeue).
+const NoJitter = -1.0
+
 // Schedule is an exponential retry schedule given as data: Base, then
 // doubling, for Retries retries; Max caps any single delay.
 type Schedule struct {
@@ -53,35 +57,28 @@ type Schedule struct {
 	Retries int
 	// Max caps a delay (zero: no cap).
 	Max time.Duration
-	// Jitter spreads each delay by ±Jitter (0.2 = ±20 %).
+	// Jitter spreads each delay by ±Jitter (0.2 = ±20 %); zero means
+	// DefaultJitter, NoJitter none.
 	Jitter float64
 }
 
-// The schedules the seeds specify.
+// Each controller keeps the schedules its seed specifies beside it
+// (calendarwatch.Retries, slidestock.DefaultRetries, …). The schedules
+// below are still shared by the child kinds.
 var (
 	// NotionRetries: arXiv 503 and Notion 429 are retried at 1, 2 and 4
 	// seconds, three times (seed 000 §7.2).
-	NotionRetries = Schedule{Base: time.Second, Retries: 3, Max: MaxRetryAfter}
-	// CalendarRetries: 1, 2, 4, 8 and 16 seconds (seed 002, Retry Logic).
-	CalendarRetries = Schedule{Base: time.Second, Retries: 5, Max: MaxRetryAfter}
-	// SlideRetries: 2, 4 and 8 seconds ±20 %, four attempts in all (seed
-	// 001 §7.2; the seed leaves Cloudflare Queues' spacing open).
-	SlideRetries = Schedule{Base: 2 * time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: 0.2}
+	NotionRetries = Schedule{Base: time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: NoJitter}
 	// SheetsRetries: an append Google throttled (429, its quota of 60
 	// writes a minute per user) or failed (5xx, timeout) is tried again
 	// after 1, 2, 4 … 64 seconds, never sooner than Retry-After: seven
 	// retries span two minutes, more than a quota minute.
 	SheetsRetries = Schedule{Base: time.Second, Retries: 7, Max: MaxRetryAfter, Jitter: DefaultJitter}
-	// ChannelRetries spaces attempts to open a Google push channel that
-	// failed: 1 s doubling to an hour, ±10 %. The backup sync goes on
-	// meanwhile (seed 002 "Graceful Degradation"), so nothing is lost
-	// while a refused address waits for a person to fix it.
-	ChannelRetries = Schedule{Base: time.Second, Max: time.Hour, Jitter: DefaultJitter}
 	// Recheck looks again at an object whose retries ran out, as
 	// cert-manager retries a failed issuance: 1 h doubling to 24 h, ±10 %.
-	// An upstream outage longer than a schedule's few seconds then heals
-	// by itself.
-	Recheck = Schedule{Base: time.Hour, Max: 24 * time.Hour, Jitter: DefaultJitter}
+	// An upstream outage longer than a schedule's few seconds heals by
+	// itself.
+	Recheck = Schedule{Base: time.Hour, Max: 24 * time.Hour}
 )
 
 // Exhausted reports whether retry number n (1 for the first retry) is
@@ -98,7 +95,25 @@ func (s Schedule) Delay(n int) time.Duration {
 	if s.Max > 0 && d > s.Max {
 		d = s.Max
 	}
-	return Jitter(d, s.Jitter)
+	return Jitter(d, s.jitter())
+}
+
+// Exact is s without jitter: for a delay a phase turns into a deadline it
+// stores in status (status times have whole seconds; the runner spreads
+// the requeue instead).
+func (s Schedule) Exact() Schedule {
+	s.Jitter = NoJitter
+	return s
+}
+
+func (s Schedule) jitter() float64 {
+	switch {
+	case s.Jitter == 0:
+		return DefaultJitter
+	case s.Jitter < 0:
+		return 0
+	}
+	return s.Jitter
 }
 
 // After is Delay(n), but never less than a Retry-After that err carries

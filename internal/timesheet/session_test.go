@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
@@ -155,23 +154,6 @@ func TestBodiesThatAreNeitherFormAreRefused(t *testing.T) {
 		if _, _, err := timesheet.Parse([]byte(b)); err == nil {
 			t.Errorf("%s was accepted", name)
 		}
-	}
-}
-
-func TestTheRowFollowsTheMappingInTheSheetsTimeZone(t *testing.T) {
-	tokyo, err := time.LoadLocation("Asia/Tokyo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := v1alpha1.TimeTrackerSession{ID: "s1", Title: `=HYPERLINK("http://x","y")`, DurationSeconds: 90, Tags: []string{"a", "b"},
-		StartedAt: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC).UnixMilli(), EndedAt: time.Date(2026, 11, 22, 0, 1, 30, 0, time.UTC).UnixMilli()}
-	row := timesheet.Row(s, map[string]string{"title": "A", "startedAt": "B", "durationSeconds": "D", "tags": "F", "id": "C"}, tokyo)
-	if len(row) != 6 || row[0] != s.Title || row[2] != "s1" || row[3] != int64(90) || row[4] != nil || row[5] != "a, b" {
-		t.Fatalf("row %#v", row)
-	}
-	// 2026-11-22 09:00 in Tokyo: 46348 days after 1899-12-30, and 9/24.
-	if got, want := row[1].(float64), 46348+9.0/24; got < want-1e-9 || got > want+1e-9 {
-		t.Fatalf("startedAt serial %v, want %v", got, want)
 	}
 }
 

@@ -17,7 +17,8 @@ limitations under the License.
 // Package timesheet holds what the Sheets ingest route and the
 // SheetConnection and SheetSync controllers must agree on (seed 004): the
 // ingest path derived from the ingest token, the SheetSync named from the
-// session id, the session's validation, and the row a session becomes.
+// session id, and the session's validation. It calls no upstream: the row
+// a session becomes in the sheet is the SheetSync controller's.
 package timesheet
 
 import (

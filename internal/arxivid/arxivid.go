@@ -14,10 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package arxiv reads arXiv: links as people paste them into Notion, the
-// Atom feed of the export API (seed 000 §3.4–3.5), and a client that asks
-// for many papers in one request, no more often than arXiv's terms allow.
-package arxiv
+// Package arxivid knows the syntax of arXiv identifiers and of the links
+// people paste into Notion (seed 000 §3.3.2, §3.4), a fact of arXiv that
+// the client, the webhook's Notion route and the PaperSync controller
+// share; it imports nothing of the operator.
+package arxivid
 
 import (
 	"errors"
