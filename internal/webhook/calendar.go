@@ -33,19 +33,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/capability"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 )
 
 func init() {
-	Register(Family{Name: "calendar", Routes: calendarRoutes})
-	RegisterOAuthTarget(OAuthTarget{Target: targets.Calendar})
-}
-
-func calendarRoutes(d Deps) []Route {
-	return []Route{{Pattern: "POST " + gcalendar.PushPath, Handler: calendarPush(d)}}
+	registerIntegration("calendar", "POST "+calendarpush.PushPath, calendarPush, OAuthTarget{Target: targets.Calendar})
 }
 
 // The headers of a Google push notification
@@ -74,72 +69,26 @@ var pushStates = []string{"sync", "exists", "not_exists"}
 // a burst of notifications is one sync.
 func calendarPush(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		h := r.Header
-		var missing []string
-		for _, k := range []string{hdrChannelID, hdrResourceID, hdrState, hdrMessageNum} {
-			if h.Get(k) == "" {
-				missing = append(missing, k)
-			}
+		p, e := readPush(r.Header)
+		if e != nil {
+			return e
 		}
-		if len(missing) > 0 {
-			return Errorf(http.StatusBadRequest, "not a Google push notification: headers missing").WithDetails(map[string]any{"missing": missing})
-		}
-		id, state := h.Get(hdrChannelID), h.Get(hdrState)
-		num, err := strconv.ParseInt(h.Get(hdrMessageNum), 10, 64)
-		if err != nil || num < 1 {
-			return Errorf(http.StatusBadRequest, "%s must be a positive integer", hdrMessageNum).WithDetails(map[string]any{"header": hdrMessageNum})
-		}
-		if !slices.Contains(pushStates, state) {
-			return Errorf(http.StatusBadRequest, "%s must be one of %v", hdrState, pushStates).WithDetails(map[string]any{"header": hdrState})
-		}
-
-		uid, seq, ok := gcalendar.ParseChannelID(id)
-		if !ok {
-			return Errorf(http.StatusNotFound, "unknown channel")
-		}
-		var list v1alpha1.CalendarWatchList
-		if err := d.Client.List(r.Context(), &list, client.MatchingFields{index.CalendarWatchUID: string(uid)}); err != nil {
+		cw, seq, err := pushWatch(r, d, p)
+		if err != nil {
 			return err
 		}
-		if len(list.Items) != 1 {
-			return Errorf(http.StatusNotFound, "unknown channel")
+		known, e := knownChannel(&cw.Status, p.id, seq)
+		if e != nil {
+			return e
 		}
-		cw := &list.Items[0]
-		st := &cw.Status
-		if tok := h.Get(hdrToken); tok == "" || st.ChannelTokenHash == "" || !capability.Equal(gcalendar.HashToken(tok), st.ChannelTokenHash) {
-			logr.FromContextOrDiscard(r.Context()).Info("push notification refused: wrong or missing channel token",
-				"calendarwatch", types.NamespacedName{Namespace: cw.Namespace, Name: cw.Name}, "source", sourceAddr(r))
-			return Errorf(http.StatusUnauthorized, "wrong or missing channel token")
+		if exp := expirationOf(known, p.expiration); !exp.IsZero() && time.Now().After(exp) {
+			return expiredChannel(r.Context(), d, cw, known, p)
 		}
-
-		// Which of the watch's channels: the open one, the one a renewal
-		// replaced (accepted until it is stopped), or one being opened
-		// (its sync message may arrive before events.watch returns).
-		var known *v1alpha1.ChannelStatus
-		switch {
-		case st.Channel != nil && st.Channel.ID == id:
-			known = st.Channel
-		case st.PreviousChannel != nil && st.PreviousChannel.ID == id:
-			known = st.PreviousChannel
-		case seq > gcalendar.ChannelSequence(st.Channel):
-		default:
-			return Errorf(http.StatusNotFound, "unknown channel: it was stopped")
-		}
-		now := time.Now()
-		if exp := expirationOf(known, h.Get(hdrExpiration)); !exp.IsZero() && now.After(exp) {
-			if known == st.Channel && known != nil {
-				// Tell the watch to renew at once.
-				if _, e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: "expired"}); e != nil {
-					return e
-				}
-			}
-			return Errorf(http.StatusGone, "the channel expired")
-		}
-		if state == "sync" || cw.Spec.Suspend {
+		if p.state == "sync" || cw.Spec.Suspend {
 			WriteJSON(w, http.StatusOK, map[string]any{"accepted": false})
 			return nil
 		}
-		recorded, e := recordNotification(r.Context(), d, cw, gcalendar.Notification{ChannelID: id, MessageNumber: num, State: state})
+		recorded, e := recordNotification(r.Context(), d, cw, p.notification(p.state))
 		if e != nil {
 			return e
 		}
@@ -148,10 +97,96 @@ func calendarPush(d Deps) HandlerFunc {
 	}
 }
 
+// push is what a notification's headers say.
+type push struct {
+	id, state, token, expiration string
+	num                          int64
+}
+
+func (p push) notification(state string) calendarpush.Notification {
+	return calendarpush.Notification{ChannelID: p.id, MessageNumber: p.num, State: state}
+}
+
+// readPush reads a notification's headers: 400 for missing or malformed
+// ones.
+func readPush(h http.Header) (push, *Error) {
+	var missing []string
+	for _, k := range []string{hdrChannelID, hdrResourceID, hdrState, hdrMessageNum} {
+		if h.Get(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return push{}, Errorf(http.StatusBadRequest, "not a Google push notification: headers missing").WithDetails(map[string]any{"missing": missing})
+	}
+	p := push{id: h.Get(hdrChannelID), state: h.Get(hdrState), token: h.Get(hdrToken), expiration: h.Get(hdrExpiration)}
+	num, err := strconv.ParseInt(h.Get(hdrMessageNum), 10, 64)
+	if err != nil || num < 1 {
+		return push{}, Errorf(http.StatusBadRequest, "%s must be a positive integer", hdrMessageNum).WithDetails(map[string]any{"header": hdrMessageNum})
+	}
+	if !slices.Contains(pushStates, p.state) {
+		return push{}, Errorf(http.StatusBadRequest, "%s must be one of %v", hdrState, pushStates).WithDetails(map[string]any{"header": hdrState})
+	}
+	p.num = num
+	return p, nil
+}
+
+// pushWatch finds the watch of the channel by the UID its id carries (404
+// for none) and checks the channel token against the hash in its status
+// (401). It returns the watch and the channel's sequence.
+func pushWatch(r *http.Request, d Deps, p push) (*v1alpha1.CalendarWatch, int64, error) {
+	uid, seq, ok := calendarpush.ParseChannelID(p.id)
+	if !ok {
+		return nil, 0, Errorf(http.StatusNotFound, "unknown channel")
+	}
+	var list v1alpha1.CalendarWatchList
+	if err := d.Client.List(r.Context(), &list, client.MatchingFields{index.CalendarWatchUID: string(uid)}); err != nil {
+		return nil, 0, err
+	}
+	if len(list.Items) != 1 {
+		return nil, 0, Errorf(http.StatusNotFound, "unknown channel")
+	}
+	cw := &list.Items[0]
+	if want := cw.Status.ChannelTokenHash; p.token == "" || want == "" || !capability.Equal(calendarpush.HashToken(p.token), want) {
+		logr.FromContextOrDiscard(r.Context()).Info("push notification refused: wrong or missing channel token",
+			"calendarwatch", types.NamespacedName{Namespace: cw.Namespace, Name: cw.Name}, "source", sourceAddr(r))
+		return nil, 0, Errorf(http.StatusUnauthorized, "wrong or missing channel token")
+	}
+	return cw, seq, nil
+}
+
+// knownChannel is which of the watch's channels id is: the open one, the
+// one a renewal replaced (accepted until it is stopped), or one being
+// opened (nil: its sync message may arrive before events.watch returns).
+// Any other is 404.
+func knownChannel(st *v1alpha1.CalendarWatchStatus, id string, seq int64) (*v1alpha1.ChannelStatus, *Error) {
+	switch {
+	case st.Channel != nil && st.Channel.ID == id:
+		return st.Channel, nil
+	case st.PreviousChannel != nil && st.PreviousChannel.ID == id:
+		return st.PreviousChannel, nil
+	case seq > calendarpush.ChannelSequence(st.Channel):
+		return nil, nil
+	default:
+		return nil, Errorf(http.StatusNotFound, "unknown channel: it was stopped")
+	}
+}
+
+// expiredChannel answers a push of an expired channel 410; when it is the
+// open channel, the watch is first told to renew at once.
+func expiredChannel(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, known *v1alpha1.ChannelStatus, p push) error {
+	if known != nil && known == cw.Status.Channel {
+		if _, e := recordNotification(ctx, d, cw, p.notification("expired")); e != nil {
+			return e
+		}
+	}
+	return Errorf(http.StatusGone, "the channel expired")
+}
+
 // seen reports a message number at or below the last one recorded or
 // handled for that channel: a duplicate or a late one, already covered.
 func seen(cw *v1alpha1.CalendarWatch, id string, num int64) bool {
-	if n, ok := gcalendar.ParseNotification(cw.Annotations[v1alpha1.CalendarNotificationAnnotation]); ok && n.ChannelID == id && num <= n.MessageNumber {
+	if n, ok := calendarpush.ParseNotification(cw.Annotations[v1alpha1.CalendarNotificationAnnotation]); ok && n.ChannelID == id && num <= n.MessageNumber {
 		return true
 	}
 	last := cw.Status.LastNotification
@@ -179,7 +214,7 @@ const recordAttempts = 4
 // on the resourceVersion (409 when it changed). So a push costs one PATCH;
 // a push that raced another costs a GET and a PATCH more. It reports
 // whether it wrote; a failed write is a 503, which Google retries.
-func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n gcalendar.Notification) (bool, *Error) {
+func recordNotification(ctx context.Context, d Deps, cw *v1alpha1.CalendarWatch, n calendarpush.Notification) (bool, *Error) {
 	key := client.ObjectKeyFromObject(cw)
 	for attempt := 1; ; attempt++ {
 		if seen(cw, n.ChannelID, n.MessageNumber) {
@@ -216,7 +251,7 @@ func recordRefused(err error) bool {
 var notificationPointer = "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(v1alpha1.CalendarNotificationAnnotation, "~", "~0"), "/", "~1")
 
 // recordPatch is the conditional write of n over the record cw shows.
-func recordPatch(cw *v1alpha1.CalendarWatch, n gcalendar.Notification) client.Patch {
+func recordPatch(cw *v1alpha1.CalendarWatch, n calendarpush.Notification) client.Patch {
 	if old, ok := cw.Annotations[v1alpha1.CalendarNotificationAnnotation]; ok {
 		ops, _ := json.Marshal([]map[string]any{
 			{"op": "test", "path": notificationPointer, "value": old},

@@ -16,31 +16,21 @@ limitations under the License.
 
 package webhook
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
 
-// metrics label requests by route pattern, never by raw path: paths can be
-// derived from secrets, and patterns keep the label set bounded.
-type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-}
+	"github.com/switchboard-dev/switchboard/internal/reqmetrics"
+)
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "switchboard_webhook_requests_total",
-			Help: "Inbound webhook requests by route pattern and HTTP status.",
-		}, []string{"route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "switchboard_webhook_request_duration_seconds",
-			Help:    "Time to answer inbound webhook requests, by route pattern.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route"}),
-	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+// newMetrics labels requests by route pattern, never by raw path: paths
+// can be derived from secrets, and patterns keep the label set bounded.
+func newMetrics(reg prometheus.Registerer) (*reqmetrics.Metrics, error) {
+	return reqmetrics.New(reg, reqmetrics.Opts{
+		Requests:     "switchboard_webhook_requests_total",
+		RequestsHelp: "Inbound webhook requests by route pattern and HTTP status.",
+		Duration:     "switchboard_webhook_request_duration_seconds",
+		DurationHelp: "Time to answer inbound webhook requests, by route pattern.",
+		Key:          "route", Outcome: "code",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	})
 }

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
@@ -39,8 +39,7 @@ import (
 )
 
 func init() {
-	Register(Family{Name: "notion", Routes: notionRoutes})
-	RegisterOAuthTarget(OAuthTarget{Target: targets.Notion, Success: notionSuccess})
+	registerIntegration("notion", "POST "+papers.WebhookPrefix+"{digest}", automation, OAuthTarget{Target: targets.Notion, Success: notionSuccess})
 }
 
 // notionSuccess follows seed 000 §3.1.2's page (the database, the webhook
@@ -84,10 +83,6 @@ var notionSuccessPage = template.Must(template.New("notion-success").Parse(`<!DO
 <ol><li>Add a page to the database.</li><li>Put an arXiv URL in Link, e.g. https://arxiv.org/abs/2301.12345.</li><li>Seconds later the title, authors, summary and year are filled in.</li></ol>
 </body></html>
 `))
-
-func notionRoutes(d Deps) []Route {
-	return []Route{{Pattern: "POST " + papers.WebhookPrefix + "{digest}", Handler: automation(d)}}
-}
 
 // automationBody is what the Notion Automation posts (seed 000 §3.3.1).
 type automationBody struct {
@@ -164,9 +159,9 @@ func (b automationBody) validate() (pageID, arxivID string, _ *Error) {
 	if pageID == "" {
 		return "", "", Errorf(http.StatusBadRequest, "page_id is not a Notion page id").WithDetails(map[string]any{"field": "page_id"})
 	}
-	arxivID, err := arxiv.ParseLink(b.Link)
+	arxivID, err := arxivid.ParseLink(b.Link)
 	if err != nil {
-		return "", "", Errorf(http.StatusBadRequest, "link is not an arXiv abstract or PDF URL: %s", strings.TrimPrefix(err.Error(), arxiv.ErrNotArxiv.Error()+": ")).
+		return "", "", Errorf(http.StatusBadRequest, "link is not an arXiv abstract or PDF URL: %s", strings.TrimPrefix(err.Error(), arxivid.ErrNotArxiv.Error()+": ")).
 			WithDetails(map[string]any{"field": "link"})
 	}
 	return pageID, arxivID, nil

@@ -21,7 +21,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
@@ -45,7 +45,7 @@ func FuzzAutomationBody(f *testing.F) {
 			}
 			return
 		}
-		if notionid.Normalize(pageID) != pageID || !arxiv.ValidID(arxivID) {
+		if notionid.Normalize(pageID) != pageID || !arxivid.ValidID(arxivID) {
 			t.Fatalf("accepted %q → page %q arXiv %q", raw, pageID, arxivID)
 		}
 	})

@@ -22,7 +22,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"net/http"
 	"net/url"
@@ -34,8 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/go-logr/logr"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
@@ -354,72 +351,3 @@ func callback(d Deps) HandlerFunc {
 		return target.Success(w, d, res, out.Extra)
 	}
 }
-
-// successInfo is what every success page may show.
-type successInfo struct {
-	Kind, Namespace, Name string
-	// KubectlGet shows the resource's status.
-	KubectlGet string
-}
-
-func successVars(kind string, key types.NamespacedName) successInfo {
-	return successInfo{Kind: kind, Namespace: key.Namespace, Name: key.Name,
-		KubectlGet: fmt.Sprintf("kubectl get %s -n %s %s", kind, key.Namespace, key.Name)}
-}
-
-var genericSuccess = template.Must(template.New("success").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Connected</title></head>
-<body>
-<h1>✅ Connected</h1>
-<p>The grant for {{.Kind}} {{.Namespace}}/{{.Name}} is saved; its controller takes it from here.</p>
-<p>Follow it with <code>{{.KubectlGet}}</code>.</p>
-</body></html>
-`))
-
-// htmlPage answers a person's browser with a page that is not an error.
-func htmlPage(w http.ResponseWriter, status int, title, message string) error {
-	privatePage(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	return infoPage.Execute(w, map[string]any{"Title": title, "Message": message})
-}
-
-var infoPage = template.Must(template.New("info").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
-<body><h1>{{.Title}}</h1><p>{{.Message}}</p></body></html>
-`))
-
-// htmlError answers a person's browser (seed 000 §7.3: OAuth errors are
-// HTML pages). It returns nil: the answer is written.
-func htmlError(w http.ResponseWriter, status int, title, message string) error {
-	return htmlErrorCause(w, nil, status, title, message, nil)
-}
-
-// htmlErrorCause is htmlError that logs the cause of a server-side failure
-// (never shown to the browser). A 503 carries Retry-After, as every 503 of
-// the webhook does.
-func htmlErrorCause(w http.ResponseWriter, r *http.Request, status int, title, message string, cause error) error {
-	if r != nil && cause != nil {
-		logr.FromContextOrDiscard(r.Context()).Error(cause, "OAuth route failed", "status", status)
-	}
-	privatePage(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", retryAfterHeader(DefaultRetryAfter))
-	}
-	w.WriteHeader(status)
-	return errorPage.Execute(w, map[string]any{"Title": title, "Message": message, "Status": status})
-}
-
-// privatePage keeps an OAuth page out of caches and its URL (which carries
-// the connect token, or a code and state) out of the Referer header of any
-// link the page shows.
-func privatePage(w http.ResponseWriter) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-}
-
-var errorPage = template.Must(template.New("error").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
-<body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><small>HTTP {{.Status}}</small></p></body></html>
-`))

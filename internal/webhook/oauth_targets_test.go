@@ -40,6 +40,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -146,8 +147,8 @@ func (w *oauthWorld) receive(t *testing.T, namespace string) {
 		t.Fatal(err)
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: w.out}
-	if err := (&oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Targets: w.targets,
-		Namespace: namespace}).SetupWithManager(mgr); err != nil {
+	if err := grant.SetupReceiver(mgr, &oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Targets: w.targets,
+		Namespace: namespace}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(testenv.StartManager(mgr))

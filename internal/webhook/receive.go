@@ -100,97 +100,141 @@ func (l *Links) now() time.Time {
 
 func notFoundLink() *Error { return Errorf(http.StatusNotFound, "no such link") }
 
+func expiredLink() *Error { return Errorf(http.StatusGone, "the link has expired") }
+
+// resolve answers GET /r/{short} in four steps: look the link up, check
+// the capability its short-token object carries, check that the link
+// serves and who is asking, then answer with the download.
 func resolve(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		lk := d.Links
-		short := r.PathValue("short")
+		lk, short := d.Links, r.PathValue("short")
 		if lk == nil || !linktoken.ValidShort(short) {
 			return notFoundLink()
 		}
-		ctx := r.Context()
-		var obj corev1.Secret
-		if err := lk.Cache.Get(ctx, types.NamespacedName{Namespace: lk.Namespace, Name: linktoken.ObjectName(short)}, &obj); err != nil {
-			if apierrors.IsNotFound(err) {
-				return notFoundLink()
-			}
-			return Unavailable(DefaultRetryAfter, "cannot look the link up; retry later").WithCause(err)
-		}
-		var link v1alpha1.ReceiveLink
-		key := types.NamespacedName{Namespace: string(obj.Data[linktoken.DataNamespace]), Name: string(obj.Data[linktoken.DataName])}
-		if err := d.Client.Get(ctx, key, &link); err != nil || string(link.UID) != obj.Labels[linktoken.LinkUIDLabel] {
-			if err == nil || apierrors.IsNotFound(err) {
-				return notFoundLink() // the link is gone; the sweep removes the object
-			}
-			return Unavailable(DefaultRetryAfter, "cannot look the link up; retry later").WithCause(err)
+		obj, link, err := lk.lookUp(r.Context(), d.Client, short)
+		if err != nil {
+			return err
 		}
 		now := lk.now()
-		// 410 from the expiry instant, whether or not the controller has
-		// run: a tombstone (long token stripped at expiry) says so too.
-		exp, err := time.Parse(time.RFC3339, string(obj.Data[linktoken.DataExpiresAt]))
-		if err != nil || !now.Before(exp) || len(obj.Data[linktoken.DataLongToken]) == 0 {
-			return Errorf(http.StatusGone, "the link has expired")
-		}
-		claims, err := lk.unseal(ctx, &link, &obj)
-		if errors.Is(err, errKeysUnreadable) {
-			return Unavailable(DefaultRetryAfter, "cannot read the link's keys; retry later").WithCause(err)
-		}
+		claims, err := lk.open(r.Context(), link, obj, now)
 		if err != nil {
-			// An edited object or a removed key: say nothing more than for
-			// an unknown token, and tell the operator (never the token).
-			logr.FromContextOrDiscard(r.Context()).Info("a short link's long token does not open; answering 404", "link", key.String(), "reason", err.Error())
-			return notFoundLink()
+			return err
 		}
-		if claims.Namespace != link.Namespace || claims.Name != link.Name || claims.UID != link.UID ||
-			claims.Bucket != link.Spec.Blob.Bucket || claims.Key != link.Spec.Blob.Key {
-			logr.FromContextOrDiscard(r.Context()).Info("a short link's long token names another link; answering 404", "link", key.String())
-			return notFoundLink()
-		}
-		if !now.Before(claims.ExpiresAt) {
-			return Errorf(http.StatusGone, "the link has expired")
-		}
-		if e := NotServing("link", &link, false); e != nil {
+		if e := NotServing("link", link, false); e != nil {
 			return e
 		}
-		who := "anonymous, from " + sourceAddr(r)
-		if want := link.Spec.Receiver.DiscordUserID; want != "" {
-			if d.SignIn == nil {
-				return Unavailable(DefaultRetryAfter, "this link needs a Discord sign-in, which this server does not offer; ask the operator")
-			}
-			sess, err := d.CurrentSession(r)
-			switch {
-			case errors.Is(err, session.ErrNoSession):
-				return StartSignIn(w, r, d, Claim{Namespace: link.Namespace, Name: link.Name, UID: link.UID, Short: short})
-			case err != nil:
-				return SessionUnavailable(err)
-			case sess.UserID != want:
-				return Errorf(http.StatusForbidden, "this link is for another Discord user")
-			}
-			who = "Discord user " + sess.UserID
+		who, answered, err := receiver(w, r, d, link, short)
+		if answered || err != nil {
+			return err
 		}
-		// A SigV4 signature is dated to the whole second (X-Amz-Date) and
-		// lives X-Amz-Expires whole seconds: counted from the signing
-		// second, the URL stops working no later than the link.
-		ttl := min(lk.presignTTL(), claims.ExpiresAt.Sub(now.Truncate(time.Second))).Truncate(time.Second)
-		if ttl < time.Second {
-			return Errorf(http.StatusGone, "the link has expired")
-		}
-		o, err := lk.object(&link, &obj)
-		if err != nil {
-			return Unavailable(DefaultRetryAfter, "cannot read the link's storage credentials; retry later").WithCause(err)
-		}
-		u, err := lk.Blobs.PresignGet(ctx, o, ttl, path.Base(link.Spec.Blob.Key))
-		if err != nil {
-			return Unavailable(DefaultRetryAfter, "cannot sign the download; retry later").WithCause(err)
-		}
-		lk.Audit.Record(&link, who, now)
-		h := w.Header()
-		h.Set("Cache-Control", "no-store")
-		// The download URL carries a signature: no page it leads to
-		// should see it in a Referer.
-		h.Set("Referrer-Policy", "no-referrer")
-		http.Redirect(w, r, u, http.StatusFound)
-		return nil
+		return lk.answer(w, r, link, obj, claims, who, now)
 	}
+}
+
+// lookUp reads the short-token object of short from the cache and the
+// link it names through links: 404 for none, or for a link that is gone or
+// replaced (the sweep removes the object); 503 when either cannot be read.
+func (l *Links) lookUp(ctx context.Context, links client.Reader, short string) (*corev1.Secret, *v1alpha1.ReceiveLink, error) {
+	var obj corev1.Secret
+	if err := l.Cache.Get(ctx, types.NamespacedName{Namespace: l.Namespace, Name: linktoken.ObjectName(short)}, &obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, notFoundLink()
+		}
+		return nil, nil, Unavailable(DefaultRetryAfter, "cannot look the link up; retry later").WithCause(err)
+	}
+	var link v1alpha1.ReceiveLink
+	key := types.NamespacedName{Namespace: string(obj.Data[linktoken.DataNamespace]), Name: string(obj.Data[linktoken.DataName])}
+	if err := links.Get(ctx, key, &link); err != nil || string(link.UID) != obj.Labels[linktoken.LinkUIDLabel] {
+		if err == nil || apierrors.IsNotFound(err) {
+			return nil, nil, notFoundLink() // the link is gone; the sweep removes the object
+		}
+		return nil, nil, Unavailable(DefaultRetryAfter, "cannot look the link up; retry later").WithCause(err)
+	}
+	return &obj, &link, nil
+}
+
+// open checks the capability: the link not expired (410) and the object's
+// long token opening, with claims naming this link (404 otherwise, the
+// same answer as for an unknown token; 503 when the keys cannot be read).
+func (l *Links) open(ctx context.Context, link *v1alpha1.ReceiveLink, obj *corev1.Secret, now time.Time) (linktoken.Claims, error) {
+	// 410 from the expiry instant, whether or not the controller has
+	// run: a tombstone (long token stripped at expiry) says so too.
+	exp, err := time.Parse(time.RFC3339, string(obj.Data[linktoken.DataExpiresAt]))
+	if err != nil || !now.Before(exp) || len(obj.Data[linktoken.DataLongToken]) == 0 {
+		return linktoken.Claims{}, expiredLink()
+	}
+	claims, err := l.unseal(ctx, link, obj)
+	if errors.Is(err, errKeysUnreadable) {
+		return linktoken.Claims{}, Unavailable(DefaultRetryAfter, "cannot read the link's keys; retry later").WithCause(err)
+	}
+	key := client.ObjectKeyFromObject(link).String()
+	if err != nil {
+		// An edited object or a removed key: say nothing more than for
+		// an unknown token, and tell the operator (never the token).
+		logr.FromContextOrDiscard(ctx).Info("a short link's long token does not open; answering 404", "link", key, "reason", err.Error())
+		return linktoken.Claims{}, notFoundLink()
+	}
+	if claims.Namespace != link.Namespace || claims.Name != link.Name || claims.UID != link.UID ||
+		claims.Bucket != link.Spec.Blob.Bucket || claims.Key != link.Spec.Blob.Key {
+		logr.FromContextOrDiscard(ctx).Info("a short link's long token names another link; answering 404", "link", key)
+		return linktoken.Claims{}, notFoundLink()
+	}
+	if !now.Before(claims.ExpiresAt) {
+		return linktoken.Claims{}, expiredLink()
+	}
+	return claims, nil
+}
+
+// receiver is who receives, for the audit: anyone, or for a link
+// restricted to a Discord user that user's session (403 for another's).
+// Without a session it starts a sign-in, and answered is true: the answer
+// is written (or err says why not).
+func receiver(w http.ResponseWriter, r *http.Request, d Deps, link *v1alpha1.ReceiveLink, short string) (who string, answered bool, err error) {
+	want := link.Spec.Receiver.DiscordUserID
+	if want == "" {
+		return "anonymous, from " + sourceAddr(r), false, nil
+	}
+	if d.SignIn == nil {
+		return "", false, Unavailable(DefaultRetryAfter, "this link needs a Discord sign-in, which this server does not offer; ask the operator")
+	}
+	sess, err := d.CurrentSession(r)
+	switch {
+	case errors.Is(err, session.ErrNoSession):
+		return "", true, StartSignIn(w, r, d, Claim{Namespace: link.Namespace, Name: link.Name, UID: link.UID, Short: short})
+	case err != nil:
+		return "", false, SessionUnavailable(err)
+	case sess.UserID != want:
+		return "", false, Errorf(http.StatusForbidden, "this link is for another Discord user")
+	}
+	return "Discord user " + sess.UserID, false, nil
+}
+
+// answer redirects to a presigned GET URL of the link's blob, one that
+// works no longer than the link, and records the resolve.
+func (l *Links) answer(w http.ResponseWriter, r *http.Request, link *v1alpha1.ReceiveLink, obj *corev1.Secret, claims linktoken.Claims, who string, now time.Time) error {
+	// A SigV4 signature is dated to the whole second (X-Amz-Date) and
+	// lives X-Amz-Expires whole seconds: counted from the signing
+	// second, the URL stops working no later than the link.
+	ttl := min(l.presignTTL(), claims.ExpiresAt.Sub(now.Truncate(time.Second))).Truncate(time.Second)
+	if ttl < time.Second {
+		return expiredLink()
+	}
+	o, err := l.object(link, obj)
+	if err != nil {
+		return Unavailable(DefaultRetryAfter, "cannot read the link's storage credentials; retry later").WithCause(err)
+	}
+	u, err := l.Blobs.PresignGet(r.Context(), o, ttl, path.Base(link.Spec.Blob.Key))
+	if err != nil {
+		return Unavailable(DefaultRetryAfter, "cannot sign the download; retry later").WithCause(err)
+	}
+	l.Audit.Record(link, who, now)
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	// The download URL carries a signature: no page it leads to
+	// should see it in a Referer.
+	h.Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u, http.StatusFound)
+	return nil
 }
 
 func (l *Links) presignTTL() time.Duration {

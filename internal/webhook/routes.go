@@ -110,6 +110,16 @@ func Register(f Family) {
 	registry = append(registry, f)
 }
 
+// registerIntegration registers, from an integration's init function, its
+// family (name) of one route, the one its service calls (pattern, served
+// by the handler built from Deps), and its OAuth connect target.
+func registerIntegration(name, pattern string, handler func(Deps) HandlerFunc, target OAuthTarget) {
+	Register(Family{Name: name, Routes: func(d Deps) []Route {
+		return []Route{{Pattern: pattern, Handler: handler(d)}}
+	}})
+	RegisterOAuthTarget(target)
+}
+
 // Registered returns the families registered so far.
 func Registered() []Family {
 	registryMu.Lock()

@@ -34,12 +34,7 @@ import (
 )
 
 func init() {
-	Register(Family{Name: "sheets", Routes: sheetsRoutes})
-	RegisterOAuthTarget(OAuthTarget{Target: targets.Sheets})
-}
-
-func sheetsRoutes(d Deps) []Route {
-	return []Route{{Pattern: "POST " + timesheet.IngestPrefix + "{digest}", Handler: ingest(d)}}
+	registerIntegration("sheets", "POST "+timesheet.IngestPrefix+"{digest}", ingest, OAuthTarget{Target: targets.Sheets})
 }
 
 // ingestCreators is how many SheetSyncs of one post are created at once.
@@ -100,34 +95,45 @@ func ingest(d Deps) HandlerFunc {
 			return Unavailable(DefaultRetryAfter, "could not record the sessions; retry (sessions already recorded are not recorded twice)").WithCause(err)
 		}
 		if !batch {
-			res := results[0]
-			switch res.Status {
-			case sessionInvalid:
-				return Errorf(http.StatusBadRequest, "%s", res.Error.Error()).WithDetails(map[string]any{"field": res.Error.Field})
-			case sessionAccepted:
-				WriteJSON(w, http.StatusAccepted, res)
-			default:
-				WriteJSON(w, http.StatusOK, res)
-			}
-			return nil
+			return answerSession(w, results[0])
 		}
-		counts := map[string]int{}
-		for _, res := range results {
-			counts[res.Status]++
-		}
-		code := http.StatusOK
-		switch {
-		case counts[sessionAccepted] > 0:
-			code = http.StatusAccepted
-		case counts[sessionDuplicate] == 0:
-			code = http.StatusBadRequest
-		}
-		WriteJSON(w, code, map[string]any{
-			"accepted": counts[sessionAccepted], "duplicates": counts[sessionDuplicate], "invalid": counts[sessionInvalid],
-			"results": results,
-		})
+		answerBatch(w, results)
 		return nil
 	}
+}
+
+// answerSession answers a post of one session: 202 accepted, 200 a
+// duplicate, 400 invalid.
+func answerSession(w http.ResponseWriter, res sessionResult) error {
+	switch res.Status {
+	case sessionInvalid:
+		return Errorf(http.StatusBadRequest, "%s", res.Error.Error()).WithDetails(map[string]any{"field": res.Error.Field})
+	case sessionAccepted:
+		WriteJSON(w, http.StatusAccepted, res)
+	default:
+		WriteJSON(w, http.StatusOK, res)
+	}
+	return nil
+}
+
+// answerBatch answers a batch with each session's result: 202 when one
+// was accepted, else 200 when one was a duplicate, else 400.
+func answerBatch(w http.ResponseWriter, results []sessionResult) {
+	counts := map[string]int{}
+	for _, res := range results {
+		counts[res.Status]++
+	}
+	code := http.StatusOK
+	switch {
+	case counts[sessionAccepted] > 0:
+		code = http.StatusAccepted
+	case counts[sessionDuplicate] == 0:
+		code = http.StatusBadRequest
+	}
+	WriteJSON(w, code, map[string]any{
+		"accepted": counts[sessionAccepted], "duplicates": counts[sessionDuplicate], "invalid": counts[sessionInvalid],
+		"results": results,
+	})
 }
 
 // createSyncs creates a SheetSync for each valid session, several at once.

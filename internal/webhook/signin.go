@@ -17,17 +17,11 @@ limitations under the License.
 package webhook
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"html/template"
 	"net/http"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,9 +29,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/session"
-	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
 // The signin route family lets a share link's receiver prove a Discord
@@ -193,89 +185,6 @@ func StartSignIn(w http.ResponseWriter, r *http.Request, d Deps, c Claim) error 
 	return nil
 }
 
-// signInCallback finishes a sign-in: the state is consumed (once; a
-// second callback with it is refused), the code exchanged with the state's
-// PKCE verifier, the user read from Discord, and a session made. The
-// browser then goes back to the link when its claim cookie is the one the
-// state was started for; without it (another browser, a cookie lost) it
-// is told to open the link again (seed 003: the callback copes with a
-// missing cookie).
-func signInCallback(d Deps) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if d.SignIn == nil {
-			return htmlError(w, http.StatusNotFound, "Not found", "This server does not offer a Discord sign-in.")
-		}
-		ctx := r.Context()
-		q := r.URL.Query()
-		s := d.SignIn.Sessions
-		p := s.ProviderOrDefault()
-		limits := s.Engine.RateLimits()
-		// A Discord limit known to hold is waited out before the state is
-		// touched: nothing is sent, nothing spent.
-		if wait := max(limits.Wait(p.TokenUpstream, p.TokenPath), limits.Wait(upstream.Discord, usersMePath)); wait > 0 && p.RememberRateLimits {
-			return discordBusy(w, wait)
-		}
-		states := d.signInStates()
-		st, ok, err := consumeState(w, r, states, browserDigestOf(r), SignInTarget, signInWords)
-		if !ok {
-			return err
-		}
-		// A 429 puts the state back (with the grant, once there is one), so
-		// the same callback reloaded after the wait finishes the sign-in.
-		limited := func(err error, grant *oauth.Token) (bool, error) {
-			wait, ok := oauth.IsRateLimited(err)
-			if !ok {
-				return false, nil
-			}
-			st.Pending = grant
-			if rerr := states.Restore(ctx, q.Get("state"), st); rerr != nil {
-				return true, htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again",
-					"Discord is limiting sign-ins. Open your link again in a moment.", errors.Join(err, rerr))
-			}
-			return true, discordBusy(w, wait)
-		}
-		tok := st.Pending
-		if tok == nil {
-			creds, err := s.Engine.Store.LoadClient(ctx, s.ClientKey)
-			if err != nil {
-				return htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The Discord client Secret is missing or incomplete.", err)
-			}
-			t, err := s.Engine.Exchange(ctx, p, creds, q.Get("code"), d.signInRedirectURI(), st.Verifier)
-			if done, herr := limited(err, nil); done {
-				return herr
-			}
-			switch {
-			case errors.Is(err, oauth.ErrReauthRequired):
-				return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "Discord did not accept the code. Open your link again to sign in.")
-			case err != nil:
-				return htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
-			}
-			tok = &t
-		}
-		u, err := discordUser(ctx, d.Outbound, limits, tok.AccessToken)
-		if done, herr := limited(err, tok); done {
-			return herr
-		}
-		if err != nil {
-			return htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
-		}
-		sid, err := s.Create(ctx, u, *tok)
-		if err != nil {
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The session could not be saved. Open your link again.", err)
-		}
-		http.SetCookie(w, sessionCookie(sid, int(s.TTLOrDefault()/time.Second)))
-		// The claim cookie has done its work whatever happens next.
-		http.SetCookie(w, &http.Cookie{Name: claimCookie, Path: signInCallbackPath, MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
-		privatePage(w)
-		if c, err := r.Cookie(claimCookie); err == nil && st.ClaimDigest != "" && capability.Equal(claimDigest(c.Value), st.ClaimDigest) {
-			http.Redirect(w, r, strings.TrimSuffix(d.PublicURL, "/")+"/r/"+url.PathEscape(c.Value), http.StatusFound)
-			return nil
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		return signedInPage.Execute(w, u)
-	}
-}
-
 // browserIDBytes is a browser-binding id's entropy: 256 bits, so nobody
 // guesses another browser's and displaces its sign-ins.
 const browserIDBytes = 32
@@ -345,62 +254,3 @@ func logout(d Deps) HandlerFunc {
 		return nil
 	}
 }
-
-// usersMePath is Discord's Get Current User.
-const usersMePath = "/api/users/@me"
-
-// discordBusy tells the person Discord is limiting requests and when to
-// reload: 503 with Retry-After, the sign-in kept.
-func discordBusy(w http.ResponseWriter, wait time.Duration) error {
-	secs := retryAfterSeconds(wait)
-	privatePage(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	w.WriteHeader(http.StatusServiceUnavailable)
-	return errorPage.Execute(w, map[string]any{"Title": "Discord is busy", "Status": http.StatusServiceUnavailable,
-		"Message": fmt.Sprintf("Discord is limiting sign-ins right now. Reload this page in %d seconds: your sign-in is kept.", secs)})
-}
-
-// discordUser reads the account of an access token: GET /users/@me
-// (discord-api-docs docs/resources/user, "Get Current User", which the
-// identify scope allows). A limit remembered in limits is waited out
-// without a request; a 429 is remembered there.
-func discordUser(ctx context.Context, out *outbound.Client, limits *oauth.RateLimits, accessToken string) (session.User, error) {
-	if wait := limits.Wait(upstream.Discord, usersMePath); wait > 0 {
-		return session.User{}, fmt.Errorf("read the Discord user: %w", oauth.RateLimited(upstream.Discord, usersMePath, wait, false))
-	}
-	resp, err := out.Do(ctx, outbound.Request{Upstream: upstream.Discord, Path: usersMePath,
-		Header: http.Header{"Authorization": {"Bearer " + accessToken}, "Accept": {"application/json"}}})
-	if oe, ok := outbound.Classify(err); ok && oe.Status == http.StatusTooManyRequests {
-		wait := limits.Observe(upstream.Discord, usersMePath, oe.Status, oe.Header, oe.Body)
-		return session.User{}, fmt.Errorf("read the Discord user: %w", oauth.RateLimited(upstream.Discord, usersMePath, wait, true))
-	}
-	if err != nil {
-		return session.User{}, fmt.Errorf("read the Discord user: %w", err)
-	}
-	limits.Observe(upstream.Discord, usersMePath, resp.Status, resp.Header, nil)
-	var me struct {
-		ID       string  `json:"id"`
-		Username string  `json:"username"`
-		Avatar   *string `json:"avatar"`
-	}
-	if err := json.Unmarshal(resp.Body, &me); err != nil {
-		return session.User{}, outbound.PermanentError(upstream.Discord, "users/@me answer is not JSON", err)
-	}
-	u := session.User{ID: me.ID, Username: me.Username}
-	if me.Avatar != nil {
-		u.Avatar = *me.Avatar
-	}
-	if u.ID == "" {
-		return session.User{}, outbound.PermanentError(upstream.Discord, "users/@me answer has no id", nil)
-	}
-	return u, nil
-}
-
-var signedInPage = template.Must(template.New("signed-in").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Signed in</title></head>
-<body>
-<h1>✅ Signed in</h1>
-<p>You are signed in with Discord as {{.Username}}. Open your link again to receive the file.</p>
-</body></html>
-`))
