@@ -158,13 +158,6 @@ type OAuthConnectStatus struct {
 	ReconnectedFor string `json:"reconnectedFor,omitempty"`
 }
 
-// OAuthObject is a resource connected by the OAuth routes.
-// +kubebuilder:object:generate=false
-type OAuthObject interface {
-	StatusObject
-	GetOAuthConnect() *OAuthConnectStatus
-}
-
 // ReconcileStatus is the part of every Switchboard status that kstatus
 // readers (kubectl wait, Flux, Argo CD) understand.
 type ReconcileStatus struct {

@@ -26,6 +26,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -37,8 +38,8 @@ func TestEveryFieldHasAnExplanation(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) != 7 {
-		t.Fatalf("want 7 CRD files, got %d (%v)", len(files), err)
+	if kinds := v1alpha1.Kinds(); err != nil || len(files) != len(kinds) {
+		t.Fatalf("want a CRD file for each of %v, got %d (%v): run make manifests", kinds, len(files), err)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

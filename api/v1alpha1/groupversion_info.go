@@ -23,6 +23,9 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"reflect"
+	"sort"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,6 +48,20 @@ var (
 
 // register records kinds from each type file's init.
 func register(objs ...runtime.Object) { knownTypes = append(knownTypes, objs...) }
+
+// Kinds names every Switchboard kind (not the lists), sorted: the one
+// list that tests, docs checks and tools derive theirs from. A kind is in
+// it once its type file registers it.
+func Kinds() []string {
+	var kinds []string
+	for _, obj := range knownTypes {
+		if _, ok := obj.(StatusObject); ok {
+			kinds = append(kinds, reflect.TypeOf(obj).Elem().Name())
+		}
+	}
+	sort.Strings(kinds)
+	return kinds
+}
 
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, knownTypes...)

@@ -80,21 +80,22 @@ func create(t *testing.T, ns, kind string, edits ...func(map[string]any)) (*unst
 }
 
 func TestEveryCRDIsInstalledInTheSwitchboardCategory(t *testing.T) {
-	want := map[string]bool{
-		"notionintegrations.switchboard.dev": false, "papersyncs.switchboard.dev": false,
-		"slidestocks.switchboard.dev": false, "calendarwatches.switchboard.dev": false,
-		"receivelinks.switchboard.dev": false, "sheetconnections.switchboard.dev": false,
-		"sheetsyncs.switchboard.dev": false,
+	// One CRD per kind of the API package, each named <plural>.<group>.
+	want := map[string]bool{}
+	for _, kind := range v1alpha1.Kinds() {
+		want[kind] = false
 	}
 	for _, name := range env.CRDNames() {
-		if _, ok := want[name]; !ok {
+		plural, group, _ := strings.Cut(name, ".")
+		kind := kindOfPlural(t, plural)
+		if _, ok := want[kind]; !ok || group != v1alpha1.GroupVersion.Group {
 			t.Errorf("unexpected CRD %s", name)
 		}
-		want[name] = true
+		want[kind] = true
 	}
-	for name, seen := range want {
+	for kind, seen := range want {
 		if !seen {
-			t.Errorf("CRD %s not installed", name)
+			t.Errorf("no CRD for %s is installed: run make manifests", kind)
 		}
 	}
 	// The category is what `kubectl get switchboard -A` resolves.
@@ -127,13 +128,29 @@ func TestEveryCRDIsInstalledInTheSwitchboardCategory(t *testing.T) {
 
 func TestSamplesAreAccepted(t *testing.T) {
 	ns := namespace(t)
-	for _, kind := range []string{"NotionIntegration", "PaperSync", "SlideStock", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"} {
+	for _, kind := range v1alpha1.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			if _, err := create(t, ns, kind); err != nil {
 				t.Fatalf("sample rejected: %v", err)
 			}
 		})
 	}
+}
+
+// kindOfPlural is the kind a resource's plural name serves, as the API
+// server's discovery says.
+func kindOfPlural(t *testing.T, plural string) string {
+	t.Helper()
+	res, err := discoveryFor(t).ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.APIResources {
+		if r.Name == plural {
+			return r.Kind
+		}
+	}
+	return ""
 }
 
 func runInvalid(t *testing.T, kind string, cases []invalidCase) {

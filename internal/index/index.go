@@ -32,12 +32,14 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-// Field index names. Each is registered for one kind.
+// Field index names. Each is registered for one kind, but OAuthSecrets,
+// registered for every OAuth kind.
 const (
-	// NotionTokenSecret finds the NotionIntegrations whose grant is in a
-	// token Secret, so that a grant written by the OAuth callback
-	// reconciles them at once.
-	NotionTokenSecret = "spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
+	// OAuthSecrets finds the objects of an OAuth kind that name a Secret
+	// (v1alpha1.OAuthObject.GetWatchedSecrets): their token Secret, so
+	// that a grant written by the OAuth callback reconciles them at once,
+	// and a SheetConnection's ingest token Secret (a new ingest path).
+	OAuthSecrets = "oauth.secrets" //nolint:gosec // a field path, not a credential
 	// PendingPaperSyncs finds the unfinished PaperSyncs of a
 	// NotionIntegration: they make a batch, and become due when it turns
 	// Ready. Finished ones (kept for their retention, thousands at times)
@@ -51,13 +53,6 @@ const (
 	// "sb-<uid>-<sequence>", seed 002), so a channel still being opened
 	// is found before status names it.
 	CalendarWatchUID = "metadata.uid"
-	// CalendarTokenSecret finds the CalendarWatches whose grant is in a
-	// token Secret.
-	CalendarTokenSecret = "calendar.spec.oauth.tokenSecretRef.name" //nolint:gosec // a field path, not a credential
-	// SheetSecrets finds the SheetConnections that read a Secret: their
-	// token Secret (a new grant) and their ingest token Secret (a new
-	// ingest path).
-	SheetSecrets = "sheet.spec.secrets" //nolint:gosec // a field path, not a credential
 	// SheetIngestPath finds the SheetConnection listening on an ingest path.
 	SheetIngestPath = "status.ingestPath"
 	// PendingSheetSyncs finds the unfinished SheetSyncs of a connection.
@@ -77,10 +72,18 @@ func nonEmpty(v string) []string {
 	return []string{v}
 }
 
+// oauthKinds are the kinds OAuthSecrets is registered for.
+var oauthKinds = []client.Object{&v1alpha1.NotionIntegration{}, &v1alpha1.CalendarWatch{}, &v1alpha1.SheetConnection{}}
+
+func oauthSecrets(o client.Object) []string {
+	var names []string
+	for _, name := range o.(v1alpha1.OAuthObject).GetWatchedSecrets() {
+		names = append(names, nonEmpty(name)...)
+	}
+	return names
+}
+
 var fields = []field{
-	{&v1alpha1.NotionIntegration{}, NotionTokenSecret, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.NotionIntegration).Spec.OAuth.TokenSecretRef.Name)
-	}},
 	{&v1alpha1.PaperSync{}, PendingPaperSyncs, func(o client.Object) []string {
 		if ps := o.(*v1alpha1.PaperSync); ps.Status.CompletedAt == nil {
 			return nonEmpty(ps.Spec.IntegrationRef.Name)
@@ -92,13 +95,6 @@ var fields = []field{
 	}},
 	{&v1alpha1.CalendarWatch{}, CalendarWatchUID, func(o client.Object) []string {
 		return nonEmpty(string(o.GetUID()))
-	}},
-	{&v1alpha1.CalendarWatch{}, CalendarTokenSecret, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.CalendarWatch).Spec.OAuth.TokenSecretRef.Name)
-	}},
-	{&v1alpha1.SheetConnection{}, SheetSecrets, func(o client.Object) []string {
-		c := o.(*v1alpha1.SheetConnection)
-		return append(nonEmpty(c.Spec.OAuth.TokenSecretRef.Name), nonEmpty(c.Spec.IngestTokenSecretRef.Name)...)
 	}},
 	{&v1alpha1.SheetConnection{}, SheetIngestPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.SheetConnection).Status.IngestPath)
@@ -115,7 +111,12 @@ var fields = []field{
 // Register adds every index to a cache (a manager's or a cluster's
 // GetFieldIndexer()).
 func Register(ctx context.Context, indexer client.FieldIndexer) error {
-	for _, f := range fields {
+	all := make([]field, 0, len(fields)+len(oauthKinds))
+	all = append(all, fields...)
+	for _, obj := range oauthKinds {
+		all = append(all, field{obj, OAuthSecrets, oauthSecrets})
+	}
+	for _, f := range all {
 		if err := indexer.IndexField(ctx, f.obj, f.name, f.extract); err != nil {
 			return fmt.Errorf("index %T by %s: %w", f.obj, f.name, err)
 		}

@@ -78,7 +78,7 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var bySecret, byPath v1alpha1.NotionIntegrationList
-		if err := c.List(ctx, &bySecret, client.InNamespace(ns), client.MatchingFields{index.NotionTokenSecret: "token-ws-b"}); err != nil {
+		if err := c.List(ctx, &bySecret, client.InNamespace(ns), client.MatchingFields{index.OAuthSecrets: "token-ws-b"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.List(ctx, &byPath, client.MatchingFields{index.NotionWebhookPath: "/notion/webhook/ws-b"}); err != nil {
@@ -137,4 +137,24 @@ func TestOnlyUnfinishedPaperSyncsAreIndexedAsPending(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// One index serves every OAuth kind: a SheetConnection is found by its
+// token Secret and by its ingest token Secret.
+func TestEveryOAuthKindIsFoundByTheSecretsItNames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, c := indexedCache(ctx, t, "oauth")
+	if err := testenv.SheetConnection(ctx, env.Client, ns, "spreadsheet-0123456789", "Log", "refresh", nil); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the SheetConnection found by both its Secrets", func() bool {
+		for _, secret := range []string{"google-token", "sheet-ingest"} {
+			var l v1alpha1.SheetConnectionList
+			if err := c.List(ctx, &l, client.InNamespace(ns), client.MatchingFields{index.OAuthSecrets: secret}); err != nil || len(l.Items) != 1 {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -22,7 +22,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
@@ -53,10 +51,6 @@ const MaxStatesPerResource = 3
 // start from a further browser is refused (ErrTooManyStarts) rather than
 // evicting anyone's.
 const MaxBrowsersPerResource = 10
-
-// DefaultStateCollectInterval is how often the collector looks for
-// expired states.
-const DefaultStateCollectInterval = time.Minute
 
 // Labels of the state Secrets.
 const (
@@ -222,145 +216,6 @@ func (s *States) Create(ctx context.Context, st State) (string, error) {
 	return state, nil
 }
 
-// createdAt orders states finer than creationTimestamp's whole seconds.
-func createdAt(sec *corev1.Secret) time.Time {
-	if t, err := time.Parse(time.RFC3339Nano, sec.Annotations[stateCreatedAnnotation]); err == nil {
-		return t
-	}
-	return sec.CreationTimestamp.Time
-}
-
-// newestFirst sorts states newest first (ties by name, so every replica
-// orders them alike).
-func newestFirst(list []corev1.Secret) {
-	sort.Slice(list, func(i, j int) bool {
-		ti, tj := createdAt(&list[i]), createdAt(&list[j])
-		if !ti.Equal(tj) {
-			return ti.After(tj)
-		}
-		return list[i].Name > list[j].Name
-	})
-}
-
-// prune keeps the newest MaxStatesPerResource states of a resource.
-func (s *States) prune(ctx context.Context, namespace, name string) error {
-	list, err := s.listFor(ctx, namespace, name)
-	if err != nil || len(list) <= MaxStatesPerResource {
-		return err
-	}
-	newestFirst(list)
-	for i := MaxStatesPerResource; i < len(list); i++ {
-		if err := deleteSecret(ctx, s.Writer, &list[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pruneBrowser bounds the states of a resource that anyone may start,
-// without ever deleting another browser's live state:
-//
-//   - a browser keeps its newest MaxStatesPerResource states (a fourth
-//     tab replaces its own oldest, as before);
-//   - at most MaxBrowsersPerResource browsers have states at once, the
-//     first to start keeping their slot. The state just made for a browser
-//     beyond them is deleted again and the start refused with a
-//     *TooManyStartsError (the bound is checked after the create, so two
-//     starts racing for the last slot cannot both keep one).
-//
-// Expired states count for nothing; those seen go at once.
-func (s *States) pruneBrowser(ctx context.Context, st State, mine *corev1.Secret, now time.Time) error {
-	list, err := s.listFor(ctx, st.Namespace, st.Name)
-	if err != nil {
-		return err
-	}
-	newestFirst(list)
-	// browsers in the order they first hold a live state; first is that
-	// browser's oldest live state, last its newest's expiry.
-	type browser struct {
-		digest      string
-		first       time.Time
-		lastExpires time.Time
-		states      int
-	}
-	seen := map[string]*browser{}
-	for i := range list {
-		sec := &list[i]
-		// By the recorded expiry alone, on this clock: the collector also
-		// reads the API server's creation time, on the wall clock.
-		if exp := stateFrom(sec).Expires; sec.UID != mine.UID && (exp.IsZero() || !now.Before(exp)) {
-			if err := deleteSecret(ctx, s.Writer, sec); err != nil {
-				return err
-			}
-			continue
-		}
-		d := sec.Labels[StateBrowserLabel]
-		b := seen[d]
-		if b == nil {
-			b = &browser{digest: d, lastExpires: stateFrom(sec).Expires}
-			seen[d] = b
-		}
-		b.states++
-		if d == st.BrowserDigest && b.states > MaxStatesPerResource {
-			if err := deleteSecret(ctx, s.Writer, sec); err != nil {
-				return err
-			}
-			continue
-		}
-		b.first = createdAt(sec)
-	}
-	order := make([]*browser, 0, len(seen))
-	for _, b := range seen {
-		order = append(order, b)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		if !order[i].first.Equal(order[j].first) {
-			return order[i].first.Before(order[j].first)
-		}
-		return order[i].digest < order[j].digest
-	})
-	for i, b := range order {
-		if b.digest != st.BrowserDigest || i < MaxBrowsersPerResource {
-			continue
-		}
-		if err := deleteSecret(ctx, s.Writer, mine); err != nil {
-			return err
-		}
-		// A slot frees up when the first of the browsers holding one has
-		// no live state left.
-		wait := StateTTL
-		for _, held := range order[:MaxBrowsersPerResource] {
-			wait = min(wait, held.lastExpires.Sub(now))
-		}
-		return &TooManyStartsError{RetryAfter: max(wait, time.Second)}
-	}
-	return nil
-}
-
-func (s *States) listFor(ctx context.Context, namespace, name string) ([]corev1.Secret, error) {
-	var list corev1.SecretList
-	if err := s.Reader.List(ctx, &list, client.InNamespace(s.Namespace),
-		client.MatchingLabels{StateResourceLabel: resourceHash(namespace, name)}); err != nil {
-		return nil, fmt.Errorf("list OAuth states of %s/%s: %w", namespace, name, err)
-	}
-	return list.Items, nil
-}
-
-// DeleteFor deletes every outstanding state of a resource: after a
-// successful callback, no flow started with the old token may finish.
-func (s *States) DeleteFor(ctx context.Context, namespace, name string) error {
-	list, err := s.listFor(ctx, namespace, name)
-	if err != nil {
-		return err
-	}
-	for i := range list {
-		if err := deleteSecret(ctx, s.Writer, &list[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Restore puts back a state Consume took, unchanged but for a pending
 // grant: for a flow a provider's rate limit stopped before it finished,
 // so that the same callback, retried once the limit has passed, finishes
@@ -452,102 +307,4 @@ func stateFrom(sec *corev1.Secret) State {
 	return State{Pending: pending, Target: d(stateKeyTarget), Namespace: d(stateKeyNamespace), Name: d(stateKeyName),
 		Verifier: d(stateKeyVerifier), ConnectTokenHash: d(stateKeyConnectHash), ResourceUID: types.UID(d(stateKeyUID)),
 		Expires: expires, ClaimDigest: d(stateKeyClaim), BrowserDigest: d(stateKeyBrowser)}
-}
-
-// expired reports whether a state Secret is past its use: its recorded
-// expiry passed, or it is older than StateTTL by the API server's clock
-// (so a Secret with a missing or forged expiry still goes).
-func expired(sec *corev1.Secret, now time.Time) bool {
-	if now.Sub(sec.CreationTimestamp.Time) > StateTTL {
-		return true
-	}
-	st := stateFrom(sec)
-	return st.Expires.IsZero() || !now.Before(st.Expires)
-}
-
-// deleteSecret deletes the Secret that was read (UID precondition), and
-// treats "already gone" as done.
-func deleteSecret(ctx context.Context, c client.Client, sec *corev1.Secret) error {
-	uid := sec.UID
-	err := c.Delete(ctx, sec, client.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete Secret %s/%s: %w", sec.Namespace, sec.Name, err)
-	}
-	return nil
-}
-
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=list;delete
-
-// StateCollector deletes expired OAuth states on a timer: a person who
-// never finishes the consent leaves a state behind, and nothing else would
-// ever delete it. It is a manager.Runnable.
-type StateCollector struct {
-	// Client lists and deletes the state Secrets.
-	Client client.Client
-	// Namespace holds the states (the webhook's --state-namespace).
-	Namespace string
-	// Clock drives the timer (the wall clock when nil).
-	Clock clock.WithTicker
-	// Interval between passes (DefaultStateCollectInterval when zero).
-	Interval time.Duration
-}
-
-// NeedLeaderElection: one replica collecting is enough.
-func (c *StateCollector) NeedLeaderElection() bool { return true }
-
-// Start collects at once, then every Interval, until ctx is done. A failed
-// pass is logged and retried at the next tick.
-func (c *StateCollector) Start(ctx context.Context) error {
-	clk := c.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
-	interval := c.Interval
-	if interval <= 0 {
-		interval = DefaultStateCollectInterval
-	}
-	log := logf.FromContext(ctx).WithName("oauth-state-collector")
-	ticker := clk.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		if n, err := c.collect(ctx, clk.Now()); err != nil {
-			log.Error(err, "collecting expired OAuth states failed", "namespace", c.Namespace)
-		} else if n > 0 {
-			log.V(1).Info("deleted expired OAuth states", "namespace", c.Namespace, "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C():
-		}
-	}
-}
-
-// Collect runs one pass now and returns how many states it deleted.
-func (c *StateCollector) Collect(ctx context.Context) (int, error) {
-	var now time.Time
-	if c.Clock != nil {
-		now = c.Clock.Now()
-	} else {
-		now = time.Now()
-	}
-	return c.collect(ctx, now)
-}
-
-func (c *StateCollector) collect(ctx context.Context, now time.Time) (int, error) {
-	var list corev1.SecretList
-	if err := c.Client.List(ctx, &list, client.InNamespace(c.Namespace), client.HasLabels{StateLabel}); err != nil {
-		return 0, fmt.Errorf("list OAuth states: %w", err)
-	}
-	n := 0
-	for i := range list.Items {
-		if !expired(&list.Items[i], now) {
-			continue
-		}
-		if err := deleteSecret(ctx, c.Client, &list.Items[i]); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }

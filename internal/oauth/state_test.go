@@ -146,7 +146,8 @@ func TestTheCollectorDeletesStatesOlderThanTenMinutes(t *testing.T) {
 	if err := env.Client.Create(ctx, bystander); err != nil {
 		t.Fatal(err)
 	}
-	c := &oauth.StateCollector{Client: env.Client, Namespace: s.Namespace, Clock: clk, Interval: time.Minute}
+	c := oauth.NewStateCollector(env.Client, s.Namespace)
+	c.Clock = clk
 	if !c.NeedLeaderElection() {
 		t.Fatal("the collector must run on the leader only")
 	}

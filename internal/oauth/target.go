@@ -87,13 +87,13 @@ func (res *Resource) Reconnect() string {
 func Resolver[T interface {
 	client.Object
 	v1alpha1.OAuthObject
-}](newObj func() T, creds func(T) v1alpha1.OAuthCredentials, provider func(T) Provider) func(context.Context, client.Reader, types.NamespacedName) (*Resource, error) {
+}](newObj func() T, provider func(T) Provider) func(context.Context, client.Reader, types.NamespacedName) (*Resource, error) {
 	return func(ctx context.Context, r client.Reader, key types.NamespacedName) (*Resource, error) {
 		obj := newObj()
 		if err := r.Get(ctx, key, obj); err != nil {
 			return nil, err
 		}
-		res := &Resource{Object: obj, Credentials: creds(obj), Connect: *obj.GetOAuthConnect()}
+		res := &Resource{Object: obj, Credentials: obj.GetOAuthCredentials(), Connect: *obj.GetOAuthConnect()}
 		if c := meta.FindStatusCondition(obj.GetReconcileStatus().Conditions, v1alpha1.AuthenticatedCondition); c != nil {
 			res.Authenticated = c.Status
 		}

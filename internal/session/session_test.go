@@ -345,7 +345,8 @@ func TestTheCollectorDeletesExpiredSessionsAndKeepsLiveOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &session.Collector{Client: env.Client, Namespace: s.Namespace, Clock: clk}
+	c := session.NewCollector(env.Client, s.Namespace)
+	c.Clock = clk
 	if n, err := c.Collect(ctx); err != nil || n != 0 {
 		t.Fatalf("day 20: deleted %d (%v), want 0", n, err)
 	}
@@ -375,7 +376,8 @@ func TestTheCollectorRunsOnItsTimer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &session.Collector{Client: env.Client, Namespace: s.Namespace, Clock: clk, Interval: time.Hour}
+	c := session.NewCollector(env.Client, s.Namespace)
+	c.Clock, c.Interval = clk, time.Hour
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	// Wait for the ticker, then pass the session's end and tick.

@@ -21,8 +21,6 @@ package targets
 
 import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
@@ -30,9 +28,7 @@ import (
 // lifetime (Notion states none).
 var Notion = oauth.Target{
 	Name: "notion", Kind: "notionintegration", Provider: oauth.Notion,
-	Resolve: oauth.Resolver(func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
-		func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth },
-		NotionProvider),
+	Resolve: oauth.Resolver(func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} }, NotionProvider),
 }
 
 // NotionProvider is Notion with the integration's assumed token lifetime.
@@ -40,18 +36,32 @@ func NotionProvider(ni *v1alpha1.NotionIntegration) oauth.Provider {
 	return oauth.Notion.WithAssumedLifetime(ni.Spec.TokenRefresh.AssumedLifetime.Duration)
 }
 
+// The Google scopes the connect flows ask for. They are the APIs', but
+// they live here, not in the clients, so the webhook, which starts the
+// flows, links no upstream client.
+const (
+	// CalendarScope is the one scope a CalendarWatch needs: reading
+	// events.
+	CalendarScope = "https://www.googleapis.com/auth/calendar.readonly"
+	// SheetsScope lets the operator read and append to the person's
+	// spreadsheets
+	// (https://developers.google.com/sheets/api/reference/rest/v4/spreadsheets.values/append,
+	// "Authorization scopes").
+	SheetsScope = "https://www.googleapis.com/auth/spreadsheets"
+)
+
 // Calendar connects CalendarWatches to Google Calendar.
 var Calendar = oauth.Target{
-	Name: "calendar", Kind: "calendarwatch", Provider: gcalendar.OAuthProvider,
-	Resolve: oauth.Resolver(func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
-		func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth }, nil),
+	Name: "calendar", Kind: "calendarwatch", Provider: oauth.Google.WithScopes(CalendarScope),
+	Resolve: oauth.Resolver(func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} }, nil),
 }
 
 // Sheets connects SheetConnections to Google Sheets.
 var Sheets = oauth.Target{
-	Name: "sheets", Kind: "sheetconnection", Provider: gsheets.OAuthProvider,
-	Resolve: oauth.Resolver(func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
-		func(c *v1alpha1.SheetConnection) v1alpha1.OAuthCredentials { return c.Spec.OAuth }, nil),
+	// openid makes the token answer carry an id_token whose sub is the
+	// Google user id.
+	Name: "sheets", Kind: "sheetconnection", Provider: oauth.Google.WithScopes("openid", SheetsScope),
+	Resolve: oauth.Resolver(func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} }, nil),
 }
 
 // All are the targets, for the manager's Receiver.

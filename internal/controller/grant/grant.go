@@ -14,7 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package oauth
+// Package grant is the OAuth grant on the controller side, one for every
+// kind the OAuth routes connect (v1alpha1.OAuthObject): the two phases
+// such a kind runs first (the one-use connect link, and a grant refreshed
+// before it expires), the grant those phases hand the later ones, the
+// watch of the Secrets the objects name, and the registration of the
+// manager's receiver of the grants the webhook hands over. The engine,
+// the token store and the connect Secret stay in internal/oauth, which
+// the webhook server shares.
+package grant
 
 import (
 	"context"
@@ -25,69 +33,75 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// TokenSource is the part of the engine controllers use: a grant, refreshed
-// first when less than margin remains or when force is set. *Engine is
-// the one implementation; unit tests of phase logic use a fake.
-type TokenSource interface {
-	Ensure(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName, margin time.Duration, force bool) (Token, error)
+// Object is an OAuth kind the runner reconciles.
+type Object interface {
+	runner.Object
+	v1alpha1.OAuthObject
 }
 
-var _ TokenSource = (*Engine)(nil)
+// Deps are what the phases use of their controller.
+type Deps struct {
+	Client   client.Client
+	Tokens   oauth.TokenSource
+	Recorder events.EventRecorder
+	// PublicURL is the webhook server's public base URL, for the link
+	// ("" keeps only the token).
+	PublicURL string
+}
 
-// Keys are the Secrets an object's OAuthCredentials name, in its
-// namespace.
-func Keys(namespace string, c v1alpha1.OAuthCredentials) (clientKey, tokenKey types.NamespacedName) {
-	return types.NamespacedName{Namespace: namespace, Name: c.ClientSecretRef.Name},
-		types.NamespacedName{Namespace: namespace, Name: c.TokenSecretRef.Name}
+// Phases are the two phases every OAuth kind runs first, Connect and
+// Grant, and Reauth for a grant refused later. T is the kind.
+type Phases[T Object] struct {
+	Deps
+	target   oauth.Target
+	provider func(T) oauth.Provider
+	granted  func(obj T, tok oauth.Token, run *runner.Run)
+}
+
+// New builds the phases of kind T for its OAuth route target: the
+// target's Name is the connect link's {target}, its Provider the grant's.
+// Everything else is read through v1alpha1.OAuthObject.
+func New[T Object](d Deps, target oauth.Target) *Phases[T] {
+	return &Phases[T]{Deps: d, target: target}
+}
+
+// WithProvider makes the provider of each object f's (a
+// NotionIntegration's assumed token lifetime) rather than the target's.
+func (p *Phases[T]) WithProvider(f func(T) oauth.Provider) *Phases[T] {
+	p.provider = f
+	return p
+}
+
+// OnGrant has f record what else the kind keeps of a working grant
+// (identity, refresh counters) after the Grant phase recorded its expiry
+// (SetTokenExpiresAt); the runner requeues at the refresh deadline on its
+// own.
+func (p *Phases[T]) OnGrant(f func(obj T, tok oauth.Token, run *runner.Run)) *Phases[T] {
+	p.granted = f
+	return p
+}
+
+func (p *Phases[T]) providerOf(obj T) oauth.Provider {
+	if p.provider != nil {
+		return p.provider(obj)
+	}
+	return p.target.Provider
 }
 
 // SecretRecheck is how often an object stalled on a missing Secret looks
 // again: Secrets a person creates are not cached or watched by the
 // manager, so a slow, jittered recheck notices them without a busy loop.
 const SecretRecheck = 2 * time.Minute
-
-// ErrClientIncomplete means the OAuth client Secret lacks a key.
-var ErrClientIncomplete = errors.New("OAuth client Secret is incomplete")
-
-// IsMissingSecret reports a Secret or key a person must create: NotFound,
-// or an incomplete client Secret. Any other error reading a Secret is
-// transient.
-func IsMissingSecret(err error) bool {
-	return apierrors.IsNotFound(err) || errors.Is(err, ErrClientIncomplete)
-}
-
-// Phases are the two phases every OAuth integration runs first: the
-// one-use connect link, and a grant refreshed before it expires. T is the
-// integration's kind.
-type Phases[T interface {
-	runner.Object
-	GetOAuthConnect() *v1alpha1.OAuthConnectStatus
-}] struct {
-	Client   client.Client
-	Tokens   TokenSource
-	Recorder events.EventRecorder
-	// Target is the OAuth route's {target} ("notion", "calendar", "sheets").
-	Target string
-	// PublicURL is the webhook server's public base URL, for the link.
-	PublicURL string
-	// Provider, Credentials and RefreshBefore read the object's spec.
-	Provider      func(T) Provider
-	Credentials   func(T) v1alpha1.OAuthCredentials
-	RefreshBefore func(T) time.Duration
-	// Granted records a working grant in status (identity, expiry); the
-	// runner requeues at the refresh deadline on its own.
-	Granted func(obj T, tok Token, run *runner.Run)
-}
 
 // connectSecretUnseenWait is how long Connect waits for the cache to show
 // a connect Secret the API server already holds.
@@ -100,11 +114,11 @@ const connectSecretUnseenWait = time.Second
 // is minted, while no id is published, and when a person asks
 // (requested-at), so that a steady reconcile reads no more Secrets.
 func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
-	link, err := EnsureConnectSecret(ctx, p.Client, obj, p.Target, p.PublicURL, run.Now)
+	link, err := oauth.EnsureConnectSecret(ctx, p.Client, obj, p.target.Name, p.PublicURL, run.Now)
 	switch {
-	case errors.Is(err, ErrConnectSecretConflict):
+	case errors.Is(err, oauth.ErrConnectSecretConflict):
 		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
-	case errors.Is(err, ErrConnectSecretUnseen):
+	case errors.Is(err, oauth.ErrConnectSecretUnseen):
 		// Not an error: the Secret's own event brings obj back once the
 		// cache shows it; the wait is for a missed one.
 		return runner.Wait(connectSecretUnseenWait)
@@ -116,7 +130,7 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 	st.ConnectExpiresAt = &metav1.Time{Time: link.Expires}
 	run.RequeueAt(link.Expires)
 	if link.Minted || st.ClientID == "" || run.Requested {
-		clientKey, _ := Keys(obj.GetNamespace(), p.Credentials(obj))
+		clientKey, _ := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
 		var sec corev1.Secret
 		err := p.Client.Get(ctx, clientKey, &sec)
 		switch {
@@ -126,7 +140,7 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 		case err != nil:
 			return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read OAuth client Secret %s: %w", clientKey, err))
 		default:
-			st.ClientID = string(sec.Data[KeyClientID])
+			st.ClientID = string(sec.Data[oauth.KeyClientID])
 		}
 	}
 	return runner.Continue()
@@ -134,29 +148,30 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 
 // Grant makes sure the grant works: refreshed when less than the object's
 // refreshBefore remains, or when a person asked (requested-at). The access
-// token is handed to the later phases in run.Token, never stored.
+// token is handed to the later phases (Of), never stored.
 func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
-	clientKey, tokenKey := Keys(obj.GetNamespace(), p.Credentials(obj))
-	margin := p.RefreshBefore(obj)
-	tok, err := p.Tokens.Ensure(ctx, p.Provider(obj), clientKey, tokenKey, margin, run.Requested)
+	clientKey, tokenKey := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
+	margin := obj.GetTokenRefreshBefore()
+	tok, err := p.Tokens.Ensure(ctx, p.providerOf(obj), clientKey, tokenKey, margin, run.Requested)
 	switch {
-	case errors.Is(err, ErrReauthRequired):
+	case errors.Is(err, oauth.ErrReauthRequired):
 		// The Secret is kept (seed 000 §3.7.6); a person connects again and
 		// the callback's new grant reconciles this object.
 		return p.Reauth(obj, "Refresh", err)
-	case IsMissingSecret(err):
+	case oauth.IsMissingSecret(err):
 		return runner.Stall(v1alpha1.SecretNotFoundReason, err).RecheckAfter(SecretRecheck)
 	case err != nil:
 		return runner.Transient(v1alpha1.TokenRefreshFailedReason, err)
 	}
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the grant works")
-	run.Token, run.GrantID = tok.AccessToken, tok.Extra[KeyGrantedAt]
+	Set(run, Grant{Token: tok.AccessToken, ID: tok.Extra[oauth.KeyGrantedAt]})
 	obj.GetOAuthConnect().ReconnectedFor = tok.ReconnectedFor
 	if !tok.Expiry.IsZero() {
 		run.RequeueAt(tok.Expiry.Add(-margin))
 	}
-	if p.Granted != nil {
-		p.Granted(obj, tok, run)
+	obj.SetTokenExpiresAt(tok.Expiry)
+	if p.granted != nil {
+		p.granted(obj, tok, run)
 	}
 	return runner.Continue()
 }
@@ -171,27 +186,4 @@ func (p *Phases[T]) Reauth(obj T, action string, err error) runner.Outcome {
 		p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, action, "connect again: %s", err.Error())
 	}
 	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
-}
-
-// SecretPath reads the token under key in the Secret name (the webhook
-// Secret of a NotionIntegration, the ingest Secret of a SheetConnection)
-// and derives the resource's secret path from it with derive. A missing
-// Secret, or a token shorter than minLength, stalls the resource until a
-// person fixes it.
-func SecretPath(ctx context.Context, c client.Reader, obj client.Object, name, key string, minLength int,
-	derive func(token, namespace, name string) string) (string, runner.Outcome) {
-	var sec corev1.Secret
-	ref := types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}
-	if err := c.Get(ctx, ref, &sec); err != nil {
-		if IsMissingSecret(err) {
-			return "", runner.Stall(v1alpha1.SecretNotFoundReason, fmt.Errorf("the Secret %s was not found", name)).RecheckAfter(SecretRecheck)
-		}
-		return "", runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read Secret %s: %w", name, err))
-	}
-	token := string(sec.Data[key])
-	if len(token) < minLength {
-		return "", runner.Stall(v1alpha1.SecretNotFoundReason,
-			fmt.Errorf("the Secret %s needs a key %q of at least %d characters", name, key, minLength)).RecheckAfter(SecretRecheck)
-	}
-	return derive(token, obj.GetNamespace(), obj.GetName()), runner.Continue()
 }
