@@ -36,10 +36,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notion"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // Unit tests of the batch logic with struct-of-functions fakes of arXiv,
@@ -67,18 +67,11 @@ func (f *fakeNotion) UpdatePaper(_ context.Context, _, pageID string, _ notion.P
 	return f.update(pageID)
 }
 
-type fakeTokens struct{ calls atomic.Int32 }
-
-func (f *fakeTokens) Ensure(context.Context, oauth.Provider, types.NamespacedName, types.NamespacedName, time.Duration, bool) (oauth.Token, error) {
-	f.calls.Add(1)
-	return oauth.Token{AccessToken: "access"}, nil
-}
-
 type fixture struct {
 	r      *Reconciler
 	arxiv  *fakeArxiv
 	notion *fakeNotion
-	tokens *fakeTokens
+	tokens *testenv.FakeTokens
 	c      client.Client
 	writes atomic.Int32
 	clk    *clocktesting.FakePassiveClock
@@ -99,7 +92,7 @@ func newFixture(t *testing.T, ids ...string) *fixture {
 	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "ni", Namespace: "ns"}}
 	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Hour}
 	status.MarkReady(ni, v1alpha1.SucceededReason, "ok")
-	f := &fixture{arxiv: &fakeArxiv{}, notion: &fakeNotion{update: func(string) error { return nil }}, tokens: &fakeTokens{},
+	f := &fixture{arxiv: &fakeArxiv{}, notion: &fakeNotion{update: func(string) error { return nil }}, tokens: &testenv.FakeTokens{},
 		clk: clocktesting.NewFakePassiveClock(t0)}
 	objs := []client.Object{ni}
 	for i, id := range ids {
@@ -148,8 +141,8 @@ func (f *fixture) reconcileObj(t *testing.T, obj *v1alpha1.PaperSync) runner.Out
 	t.Helper()
 	run := &runner.Run{Now: f.clk.Now(), Patcher: status.NewPatcher(f.c, obj)}
 	out := runner.Continue()
-	for _, p := range []runner.Phase[*v1alpha1.PaperSync]{f.r.collect, f.r.batch} {
-		if out = p(context.Background(), obj, run); out.Kind() != "continue" {
+	for _, p := range f.r.phases() {
+		if out = p(context.Background(), obj, run); !out.IsContinue() {
 			break
 		}
 	}
@@ -174,8 +167,8 @@ func TestOneUnknownPaperFailsOnlyItselfInOneRequestAndOneWriteEach(t *testing.T)
 		return map[string]arxiv.Paper{"2301.00001": paper("2301.00001"), "2301.00003": paper("2301.00003")}, []string{"2301.99999"}, nil
 	}
 	out := f.reconcile(t, 0)
-	if out.Kind() != "wait" || out.After() != time.Hour {
-		t.Fatalf("outcome %s after %v, want a wait for the retention", out.Kind(), out.After())
+	if !out.IsWait() || out.After() != time.Hour {
+		t.Fatalf("outcome %s after %v, want a wait for the retention", out, out.After())
 	}
 	if f.arxiv.calls.Load() != 1 || f.writes.Load() != 3 || len(f.notion.pages) != 2 {
 		t.Fatalf("arXiv requests %d, status writes %d, pages written %d; want 1, 3, 2", f.arxiv.calls.Load(), f.writes.Load(), len(f.notion.pages))
@@ -196,15 +189,15 @@ func TestArxiv503IsRetriedAtOneTwoFourSecondsThenFails(t *testing.T) {
 	f.arxiv.fetch = func([]string) (map[string]arxiv.Paper, []string, error) { return nil, nil, down }
 	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		out := f.reconcile(t, 0)
-		if out.Kind() != "retry" || out.After() != want {
-			t.Fatalf("attempt %d: %s after %v, want a retry after %v", i+1, out.Kind(), out.After(), want)
+		if !out.IsRetry() || out.After() != want {
+			t.Fatalf("attempt %d: %s after %v, want a retry after %v", i+1, out, out.After(), want)
 		}
 	}
 	out := f.reconcile(t, 0)
 	ps := f.sync(t, 0)
 	c := status.Get(ps, v1alpha1.StalledCondition)
-	if ps.Status.Phase != v1alpha1.SyncFailed || c == nil || c.Reason != v1alpha1.RetriesExhaustedReason || f.arxiv.calls.Load() != 4 || out.Kind() != "wait" {
-		t.Fatalf("after 4 attempts: phase %s, stalled %+v, %d requests, outcome %s", ps.Status.Phase, c, f.arxiv.calls.Load(), out.Kind())
+	if ps.Status.Phase != v1alpha1.SyncFailed || c == nil || c.Reason != v1alpha1.RetriesExhaustedReason || f.arxiv.calls.Load() != 4 || !out.IsWait() {
+		t.Fatalf("after 4 attempts: phase %s, stalled %+v, %d requests, outcome %s", ps.Status.Phase, c, f.arxiv.calls.Load(), out)
 	}
 }
 
@@ -214,8 +207,8 @@ func TestNotion429WaitsItsRetryAfterAndSparesTheRestOfTheBatch(t *testing.T) {
 		return &outbound.Error{Upstream: "notion", Class: outbound.Transient, Status: 429, Reason: "HTTP 429", RetryAfter: 7 * time.Second}
 	}
 	out := f.reconcile(t, 0)
-	if out.Kind() != "retry" || out.After() != 7*time.Second || len(f.notion.pages) != 1 {
-		t.Fatalf("%s after %v with %d page writes; want a retry after the 7s Retry-After and one write", out.Kind(), out.After(), len(f.notion.pages))
+	if !out.IsRetry() || out.After() != 7*time.Second || len(f.notion.pages) != 1 {
+		t.Fatalf("%s after %v with %d page writes; want a retry after the 7s Retry-After and one write", out, out.After(), len(f.notion.pages))
 	}
 	if ps := f.sync(t, 1); ps.Status.Attempts != 0 || ps.Status.Phase == v1alpha1.SyncFailed {
 		t.Fatalf("the spared member: attempts %d phase %s", ps.Status.Attempts, ps.Status.Phase)
@@ -235,8 +228,8 @@ func TestASyncFinishedByABatchIsNotSyncedAgainWhileTheCacheLags(t *testing.T) {
 	f.reconcile(t, 0)     // finishes both
 	pages := len(f.notion.pages)
 	out := f.reconcileObj(t, stale)
-	if len(f.notion.pages) != pages || f.arxiv.calls.Load() != 1 || out.Kind() != "wait" {
-		t.Fatalf("the stale copy caused %d page writes and %d arXiv requests (outcome %s)", len(f.notion.pages)-pages, f.arxiv.calls.Load(), out.Kind())
+	if len(f.notion.pages) != pages || f.arxiv.calls.Load() != 1 || !out.IsWait() {
+		t.Fatalf("the stale copy caused %d page writes and %d arXiv requests (outcome %s)", len(f.notion.pages)-pages, f.arxiv.calls.Load(), out)
 	}
 }
 
@@ -249,11 +242,11 @@ func TestAttemptsAreNotLostWhileTheCacheLags(t *testing.T) {
 		return &outbound.Error{Upstream: "notion", Class: outbound.Transient, Status: 409, Reason: "HTTP 409 conflict_error"}
 	}
 	stale := f.sync(t, 0) // as a lagging cache would still show it after the first attempt
-	if out := f.reconcile(t, 0); out.Kind() != "retry" {
-		t.Fatalf("first attempt: %s, want a retry", out.Kind())
+	if out := f.reconcile(t, 0); !out.IsRetry() {
+		t.Fatalf("first attempt: %s, want a retry", out)
 	}
-	if out := f.reconcileObj(t, stale); out.Kind() != "retry" {
-		t.Fatalf("second attempt: %s, want a retry", out.Kind())
+	if out := f.reconcileObj(t, stale); !out.IsRetry() {
+		t.Fatalf("second attempt: %s, want a retry", out)
 	}
 	if ps := f.sync(t, 0); ps.Status.Attempts != 2 {
 		t.Fatalf("attempts %d after two, counted from the stale copy", ps.Status.Attempts)
@@ -264,8 +257,10 @@ func TestAttemptsAreNotLostWhileTheCacheLags(t *testing.T) {
 	if ps := f.sync(t, 0); ps.Status.Attempts != 3 || ps.Status.Phase != v1alpha1.SyncSucceeded {
 		t.Fatalf("third attempt: phase %s, attempts %d; want Succeeded on the third", ps.Status.Phase, ps.Status.Attempts)
 	}
-	if _, ok := f.r.attempts.Load(stale.UID); ok {
-		t.Fatal("a finished sync's count is still remembered")
+	// Once the cache shows the write, the memory of it goes.
+	f.reconcile(t, 0)
+	if f.r.batcher.Remembers(stale.UID) {
+		t.Fatal("a write the cache shows is still remembered")
 	}
 }
 
@@ -281,9 +276,9 @@ func TestASyncOfASuspendedIntegrationCallsNothing(t *testing.T) {
 	}
 	out := f.reconcile(t, 0)
 	c := status.Get(f.sync(t, 0), v1alpha1.ReadyCondition)
-	if f.tokens.calls.Load() != 0 || f.arxiv.calls.Load() != 0 || len(f.notion.pages) != 0 || out.Kind() != "wait" ||
+	if f.tokens.Calls() != 0 || f.arxiv.calls.Load() != 0 || len(f.notion.pages) != 0 || !out.IsWait() ||
 		c == nil || c.Reason != v1alpha1.DependencyNotReadyReason {
-		t.Fatalf("token calls %d, arXiv %d, Notion %d, outcome %s, Ready %+v", f.tokens.calls.Load(), f.arxiv.calls.Load(), len(f.notion.pages), out.Kind(), c)
+		t.Fatalf("token calls %d, arXiv %d, Notion %d, outcome %s, Ready %+v", f.tokens.Calls(), f.arxiv.calls.Load(), len(f.notion.pages), out, c)
 	}
 }
 
@@ -291,12 +286,12 @@ func TestAFinishedSyncIsDeletedAfterItsRetention(t *testing.T) {
 	f := newFixture(t, "2301.00001")
 	f.reconcile(t, 0)
 	f.clk.SetTime(t0.Add(30 * time.Minute))
-	if out := f.reconcile(t, 0); out.Kind() != "wait" || out.After() != 30*time.Minute {
-		t.Fatalf("half-way: %s after %v", out.Kind(), out.After())
+	if out := f.reconcile(t, 0); !out.IsWait() || out.After() != 30*time.Minute {
+		t.Fatalf("half-way: %s after %v", out, out.After())
 	}
 	f.clk.SetTime(t0.Add(time.Hour))
-	if out := f.reconcile(t, 0); out.Kind() != "done" {
-		t.Fatalf("after the retention: %s", out.Kind())
+	if out := f.reconcile(t, 0); !out.IsDone() {
+		t.Fatalf("after the retention: %s", out)
 	}
 	if err := f.c.Get(context.Background(), client.ObjectKeyFromObject(f.syncs[0]), &v1alpha1.PaperSync{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Fatalf("the sync is still there (%v)", err)

@@ -18,7 +18,6 @@ package papersync
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,12 +54,12 @@ func TestAnExhaustedSyncIsRecheckedUntilArxivIsBack(t *testing.T) {
 	}
 	// The first recheck is a minute away (the runner jitters it ±10 %),
 	// not the hour of the retention.
-	if out := f.reconcile(t, 0); out.Kind() != "wait" || out.After() != time.Minute {
-		t.Fatalf("the exhausted sync waits %s %v, want a wait of 1m for its first recheck", out.Kind(), out.After())
+	if out := f.reconcile(t, 0); !out.IsWait() || out.After() != time.Minute {
+		t.Fatalf("the exhausted sync waits %s %v, want a wait of 1m for its first recheck", out, out.After())
 	}
 	f.clk.SetTime(t0.Add(30 * time.Second))
 	if out := f.reconcile(t, 0); out.After() != 30*time.Second || f.arxiv.calls.Load() != 4 {
-		t.Fatalf("half-way: %s %v after %d arXiv requests; want 30s more and no request", out.Kind(), out.After(), f.arxiv.calls.Load())
+		t.Fatalf("half-way: %s %v after %d arXiv requests; want 30s more and no request", out, out.After(), f.arxiv.calls.Load())
 	}
 	// Recheck 1: still down. Failed again, quietly, and the next recheck
 	// is twice as far.
@@ -71,8 +70,8 @@ func TestAnExhaustedSyncIsRecheckedUntilArxivIsBack(t *testing.T) {
 	if f.arxiv.calls.Load() != 5 || ps.Status.Phase != v1alpha1.SyncFailed || ps.Status.Attempts != 5 || c == nil || c.Reason != v1alpha1.RetriesExhaustedReason {
 		t.Fatalf("recheck 1: %d requests, phase %s, attempts %d, stalled %+v", f.arxiv.calls.Load(), ps.Status.Phase, ps.Status.Attempts, c)
 	}
-	if out.Kind() != "wait" || out.After() != 2*time.Minute {
-		t.Fatalf("after recheck 1: %s %v, want a wait of 2m", out.Kind(), out.After())
+	if !out.IsWait() || out.After() != 2*time.Minute {
+		t.Fatalf("after recheck 1: %s %v, want a wait of 2m", out, out.After())
 	}
 	if n := len(rec.Events); n != 1 {
 		t.Fatalf("%d Warning Events; want the one sent when the retries ran out", n)
@@ -122,8 +121,8 @@ func TestAnExhaustedSyncIsDeletedWhenItsRetentionComesFirst(t *testing.T) {
 		t.Fatalf("waits %v, want the 20s retention (before the 1m recheck)", out.After())
 	}
 	f.clk.SetTime(t0.Add(20 * time.Second))
-	if out := f.reconcile(t, 0); out.Kind() != "done" || f.arxiv.calls.Load() != 4 {
-		t.Fatalf("after the retention: %s, %d requests", out.Kind(), f.arxiv.calls.Load())
+	if out := f.reconcile(t, 0); !out.IsDone() || f.arxiv.calls.Load() != 4 {
+		t.Fatalf("after the retention: %s, %d requests", out, f.arxiv.calls.Load())
 	}
 }
 
@@ -138,8 +137,8 @@ func TestAConflictingPageUpdateIsRetriedOnTheSchedule(t *testing.T) {
 		return nil
 	}
 	for i, want := range []time.Duration{time.Second, 2 * time.Second} {
-		if out := f.reconcile(t, 0); out.Kind() != "retry" || out.After() != want {
-			t.Fatalf("conflict %d: %s after %v, want a retry after %v", i+1, out.Kind(), out.After(), want)
+		if out := f.reconcile(t, 0); !out.IsRetry() || out.After() != want {
+			t.Fatalf("conflict %d: %s after %v, want a retry after %v", i+1, out, out.After(), want)
 		}
 	}
 	f.reconcile(t, 0)
@@ -175,15 +174,17 @@ func TestRechecksThatFallDueDuringABatchShareTheNextRequest(t *testing.T) {
 	down = false
 	requests := f.arxiv.calls.Load()
 	f.clk.SetTime(t0.Add(time.Minute))
-	mu, _ := f.r.locks.LoadOrStore(client.ObjectKey{Namespace: "ns", Name: "ni"}, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock() // a batch of the integration is in flight
-	if out := f.reconcile(t, 1); out.Kind() != "wait" || out.After() != BatchBusy {
-		t.Fatalf("a recheck during a batch: %s %v, want to wait for the batch", out.Kind(), out.After())
+	unlock, ok := f.r.batcher.TryLock(client.ObjectKey{Namespace: "ns", Name: "ni"})
+	if !ok { // a batch of the integration is in flight
+		t.Fatal("the batch lock is taken")
+	}
+	if out := f.reconcile(t, 1); !out.IsWait() || out.After() != BatchBusy {
+		t.Fatalf("a recheck during a batch: %s %v, want to wait for the batch", out, out.After())
 	}
 	if ps := f.sync(t, 1); ps.Status.Phase != v1alpha1.SyncPending || ps.Status.CompletedAt != nil {
 		t.Fatalf("the waiting recheck is %s, want Pending for the next batch", ps.Status.Phase)
 	}
-	mu.(*sync.Mutex).Unlock()
+	unlock()
 	f.reconcile(t, 0)
 	if n := f.arxiv.calls.Load() - requests; n != 1 {
 		t.Fatalf("%d arXiv requests for two rechecks, want 1", n)

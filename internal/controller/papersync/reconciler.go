@@ -20,31 +20,29 @@ limitations under the License.
 // manager), each page is updated, and each PaperSync records the outcome
 // in one status write. Batches of different integrations run in parallel.
 // Finished PaperSyncs are deleted after the integration's syncRetention.
+// The child-object machinery (the integration's watch and gate, the
+// batch of its pending syncs, the memory of this manager's writes, the
+// retention) is internal/controller/children's; this package is the
+// arXiv and Notion work of a batch.
 package papersync
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/controller/children"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -53,7 +51,6 @@ import (
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch
-// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -61,18 +58,13 @@ const (
 	// DependencyRecheck looks again at a sync whose integration is not
 	// Ready. The integration's watch wakes it as soon as it is; this is
 	// only a safety net.
-	DependencyRecheck = 10 * time.Minute
+	DependencyRecheck = children.DependencyRecheck
 	// BatchBusy is the wait of a sync whose integration's batch is in
 	// flight: that batch may take it, or the next one will.
-	BatchBusy = time.Second
-	// DefaultConcurrency is how many integrations' batches run at once
+	BatchBusy = children.BatchBusy
+	// DefaultWorkers is how many integrations' batches run at once
 	// (arXiv's pacing is shared across them).
-	DefaultConcurrency = 4
-	// statusWriters is how many status writes of one batch run at once:
-	// the API server, not arXiv or Notion, sets the drain rate.
-	statusWriters = 16
-	// counterFlush is how often the integrations' counters are written.
-	counterFlush = 5 * time.Second
+	DefaultWorkers = children.DefaultWorkers
 )
 
 // DefaultRecheck spaces the single attempts at a sync whose retries ran
@@ -112,14 +104,13 @@ type Reconciler struct {
 	// Recheck spaces the attempts at a sync whose retries ran out
 	// (DefaultRecheck when Base is 0).
 	Recheck outbound.Schedule
-	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
-	Concurrency int
+	// Workers is how many batches run at once (DefaultWorkers when 0).
+	Workers int
+	// Integrations is the NotionIntegration controller's mailbox: each
+	// batch's tally, for the integration's papersSynced and syncFailures.
+	Integrations children.Tallies
 
-	locks    sync.Map // integration key → *sync.Mutex: one batch per integration
-	finished sync.Map // PaperSync UID → time finished, until the cache shows it
-	attempts sync.Map // PaperSync UID → int32 Attempts counted for a pending sync, until the cache shows as many
-	counts   *status.Counters[*v1alpha1.NotionIntegration]
-	wake     chan event.TypedGenericEvent[*v1alpha1.PaperSync]
+	batcher *children.Batcher[*v1alpha1.PaperSync, *v1alpha1.NotionIntegration]
 }
 
 // Runner is the reconcile skeleton with PaperSync's phases.
@@ -133,80 +124,57 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.PaperSync] {
 	if r.Recheck.Base == 0 {
 		r.Recheck = DefaultRecheck
 	}
-	if r.wake == nil {
-		r.wake = make(chan event.TypedGenericEvent[*v1alpha1.PaperSync], 4*arxiv.MaxBatch)
+	r.batcher = &children.Batcher[*v1alpha1.PaperSync, *v1alpha1.NotionIntegration]{
+		Client: r.Client, OAuth: r.OAuth, Parent: "integration",
+		NewParent:  func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
+		NewList:    func() client.ObjectList { return &v1alpha1.PaperSyncList{} },
+		Index:      index.PendingPaperSyncs,
+		ParentName: func(ps *v1alpha1.PaperSync) string { return ps.Spec.IntegrationRef.Name },
+		Accepting:  accepting,
+		Grant: func(ni *v1alpha1.NotionIntegration) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration) {
+			return targets.NotionProvider(ni), ni.Spec.OAuth, ni.Spec.TokenRefresh.RefreshBefore.Duration
+		},
+		Retention:  func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.SyncRetention.Duration },
+		Finished:   func(ps *v1alpha1.PaperSync) *metav1.Time { return ps.Status.CompletedAt },
+		SetPending: func(ps *v1alpha1.PaperSync) { ps.Status.Phase = v1alpha1.SyncPending },
+		CopyStatus: func(dst, src *v1alpha1.PaperSync) { dst.Status = *src.Status.DeepCopy() },
+		// The oldest first: obj and up to arxiv.MaxBatch-1 others share
+		// one arXiv request.
+		Max:     arxiv.MaxBatch,
+		Less:    func(a, b *v1alpha1.PaperSync) bool { return a.CreationTimestamp.Before(&b.CreationTimestamp) },
+		Work:    r.work,
+		Tallies: r.Integrations,
+		Recheck: r.recheckAt,
+		Reopen:  r.reopen,
 	}
 	return &runner.Runner[*v1alpha1.PaperSync]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:    func() *v1alpha1.PaperSync { return &v1alpha1.PaperSync{} },
-		Normal: []runner.Phase[*v1alpha1.PaperSync]{r.collect, r.batch},
+		Normal: r.phases(),
 	}
 }
 
-// SetupWithManager registers the controller, its wake-ups and the counter
-// flusher.
+// phases: what this manager last wrote, where the cache lags; the
+// retention and rechecks of a finished sync; the batch.
+func (r *Reconciler) phases() []runner.Phase[*v1alpha1.PaperSync] {
+	return []runner.Phase[*v1alpha1.PaperSync]{r.batcher.CatchUp, r.batcher.Collect, r.batcher.Batch}
+}
+
+// SetupWithManager registers the controller, the integrations' watch and
+// the batches' wake-ups.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Concurrency <= 0 {
-		r.Concurrency = DefaultConcurrency
-	}
 	run := r.Runner()
-	r.counts = &status.Counters[*v1alpha1.NotionIntegration]{
-		Client: r.Client, Every: counterFlush,
-		New: func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
-		Apply: func(ni *v1alpha1.NotionIntegration, t status.Tally) {
-			ni.Status.PapersSynced += t.Done
-			ni.Status.SyncFailures += t.Failed
-		},
-	}
-	if err := mgr.Add(r.counts); err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.PaperSync{}, builder.WithPredicates(status.SpecOrRequest())).
-		// An integration turning Ready (or resumed) wakes its waiting syncs:
-		// no polling.
-		Watches(&v1alpha1.NotionIntegration{}, handler.EnqueueRequestsFromMapFunc(r.pendingOf),
-			builder.WithPredicates(readyOrSuspendChanged())).
-		// The members of a batch are woken to be collected after their
-		// retention, or retried when their status write failed.
-		WatchesRawSource(source.Channel(r.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PaperSync]{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
-		Named("papersync").
-		Complete(run)
+	return r.batcher.Setup(mgr, "papersync", &v1alpha1.PaperSync{}, r.Workers, run)
 }
 
-// pendingOf lists an integration's unfinished syncs from the cache.
-func (r *Reconciler) pendingOf(ctx context.Context, o client.Object) []reconcile.Request {
-	ni, ok := o.(*v1alpha1.NotionIntegration)
-	if !ok || ni.Spec.Suspend || !status.IsTrue(ni, v1alpha1.ReadyCondition) {
-		return nil
+// accepting: an integration takes syncs while it is Ready and not
+// suspended.
+func accepting(ni *v1alpha1.NotionIntegration) (bool, string) {
+	switch {
+	case ni.Spec.Suspend:
+		return false, "integration " + ni.Name + " is suspended"
+	case !status.IsTrue(ni, v1alpha1.ReadyCondition):
+		return false, "integration " + ni.Name + " is not Ready"
 	}
-	return index.Requests(ctx, r, &v1alpha1.PaperSyncList{}, ni.Namespace, index.PendingPaperSyncs, ni.Name)
-}
-
-// readyOrSuspendChanged lets through integrations created, resumed, or
-// whose Ready condition changed — not every status write (its counters).
-func readyOrSuspendChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, okOld := e.ObjectOld.(*v1alpha1.NotionIntegration)
-			n, okNew := e.ObjectNew.(*v1alpha1.NotionIntegration)
-			if !okOld || !okNew {
-				return false
-			}
-			return o.Spec.Suspend != n.Spec.Suspend ||
-				meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ReadyCondition) != meta.IsStatusConditionTrue(n.Status.Conditions, v1alpha1.ReadyCondition)
-		},
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
-}
-
-// wakeLater enqueues a PaperSync without blocking; when the channel is
-// full the periodic resync finds it.
-func (r *Reconciler) wakeLater(ps *v1alpha1.PaperSync) {
-	select {
-	case r.wake <- event.TypedGenericEvent[*v1alpha1.PaperSync]{Object: ps}:
-	default:
-	}
+	return true, ""
 }

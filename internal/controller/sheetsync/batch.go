@@ -21,39 +21,33 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
+	"github.com/switchboard-dev/switchboard/internal/controller/children"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
-// No session is appended twice by this process: batches read SheetSyncs
-// from the informer cache, which may lag the writes of the batch before,
-// so one batch runs at a time per connection (a lock), and the UIDs a
-// batch finished are remembered until the cache shows them finished (the
-// expectations a ReplicaSet controller keeps). Only the leader runs
-// controllers, so the memory is the only writer's. Across processes, the
-// in-flight mark written before Google is called is what tells a new
-// leader that a row may already be there.
+// No session is appended twice by this process: the batcher runs one
+// batch at a time per connection and remembers what each batch wrote until
+// the cache shows it (children). Across processes, and wherever a copy is
+// stale, the in-flight mark written before Google is called is what
+// decides: it is locked on the copy the batch read, so a sync another
+// write changed meanwhile is not appended on that copy's word, and a sync
+// found in flight later is looked up in the sheet first (recover.go).
 
 // Reasons of SheetSync conditions.
 const (
@@ -63,222 +57,58 @@ const (
 	// RecoveredReason: a sync found in flight after a restart was found in
 	// the id column: its row was written before the crash.
 	RecoveredReason = "Recovered"
+	// sheetNotFoundReason is the connection's reason for a sheet that is
+	// gone (sheetconnection.SheetNotFoundReason), for its Warning Event.
+	sheetNotFoundReason = "SheetNotFound"
 )
 
-// finish is what the memory keeps of a sync a batch finished.
-type finish struct {
-	at     time.Time
-	failed bool
-}
+// batch is one batch of a connection.
+type batch = children.Batch[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]
 
-// defaultRetention applies when the connection is gone.
-const defaultRetention = 24 * time.Hour
-
-// retry starts a Failed sync again when a person asks (seed 004 §4: a
-// failed log can be re-synced from the UI), with the requested-at
-// annotation; a Pending one waiting for its next try is tried at once,
-// with its schedule started over.
-func (r *Reconciler) retry(_ context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
-	waiting := obj.Status.Phase == v1alpha1.SyncPending && obj.Status.NextAttemptAt != nil
-	if !run.Requested || (obj.Status.Phase != v1alpha1.SyncFailed && !waiting) {
-		return runner.Continue()
-	}
-	r.finished.Delete(obj.UID)
-	st := &obj.Status
-	st.Phase, st.Attempts, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncPending, 0, nil, nil
-	status.MarkReconciling(obj, "RetryRequested", "a person asked for another try; last failure: "+st.LastError)
-	return runner.Continue()
-}
-
-// collect deletes a Succeeded sync once its retention has passed; a
-// Failed one stays until a person retries or deletes it.
-func (r *Reconciler) collect(ctx context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
-	var done finish
-	switch obj.Status.Phase {
-	case v1alpha1.SyncSucceeded:
-		done = finish{at: obj.Status.CompletedAt.Time}
-		r.finished.Delete(obj.UID) // the cache has caught up
-	case v1alpha1.SyncFailed:
-		r.finished.Delete(obj.UID)
-		return runner.Done()
-	default:
-		v, ok := r.finished.Load(obj.UID)
-		if !ok {
-			return runner.Continue()
-		}
-		done = v.(finish) // finished by a batch; the cache lags
-		if done.failed {
-			return runner.Done()
-		}
-	}
-	retention := defaultRetention
-	c := &v1alpha1.SheetConnection{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ConnectionRef.Name}, c); err == nil {
-		retention = c.Spec.SyncRetention.Duration
-	}
-	out := runner.DeleteAfter(ctx, r.Client, obj, done.at, retention, run.Now)
-	if out.IsDone() {
-		r.finished.Delete(obj.UID)
-	}
-	return out
-}
-
-// waitFor shows why the sync cannot proceed; the connection's watch wakes
-// it when that changes.
-func waitFor(obj *v1alpha1.SheetSync, why string) runner.Outcome {
-	obj.Status.Phase = v1alpha1.SyncPending
-	status.MarkRetrying(obj, v1alpha1.DependencyNotReadyReason, why)
-	return runner.Wait(DependencyRecheck)
-}
-
-// due reports whether m may be tried now: a session waiting out its own
-// retry schedule (status.nextAttemptAt) is not, whatever its batch mates
-// are doing.
-func due(m *v1alpha1.SheetSync, now time.Time) bool {
-	return m.Status.NextAttemptAt == nil || !now.Before(m.Status.NextAttemptAt.Time)
-}
-
-// batch appends obj and, in the same values.append, the connection's other
-// pending syncs that are due.
-func (r *Reconciler) batch(ctx context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
-	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ConnectionRef.Name}
-	conn := &v1alpha1.SheetConnection{}
-	if err := r.Get(ctx, key, conn); err != nil {
-		if apierrors.IsNotFound(err) {
-			return waitFor(obj, "connection "+key.Name+" not found")
-		}
-		return runner.Transient(v1alpha1.DependencyNotReadyReason, fmt.Errorf("read connection %s: %w", key.Name, err))
-	}
-	if ok, why := timesheet.Accepting(conn); !ok {
-		return waitFor(obj, why)
-	}
-	if !due(obj, run.Now) {
-		// Its own schedule; the Ready condition keeps the last failure.
-		obj.Status.Phase = v1alpha1.SyncPending
-		return runner.Wait(obj.Status.NextAttemptAt.Sub(run.Now))
-	}
-	cs := r.conn(key)
-	if !cs.mu.TryLock() {
-		return runner.Wait(BatchBusy)
-	}
-	defer cs.mu.Unlock()
-	if wait := cs.next.Sub(run.Now); wait > 0 {
-		obj.Status.Phase = v1alpha1.SyncPending
-		return runner.Wait(wait)
-	}
-
-	clientKey, tokenKey := oauth.Keys(conn.Namespace, conn.Spec.OAuth)
-	tok, err := r.OAuth.Ensure(ctx, gsheets.OAuthProvider, clientKey, tokenKey, conn.Spec.TokenRefreshBefore.Duration, false)
-	if err != nil {
-		return waitFor(obj, "the connection's grant: "+err.Error())
-	}
-	members, err := r.pending(ctx, obj, run.Now)
-	if err != nil {
-		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
-	}
-	loc, err := time.LoadLocation(conn.Status.TimeZone)
+// work appends the batch's members (obj among them) in one values.append,
+// in session order, setting each one's status in memory; the batcher
+// writes them.
+func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
+	loc, err := time.LoadLocation(b.Parent.Status.TimeZone)
 	if err != nil {
 		loc = time.UTC
 	}
-	b := &batchRun{r: r, now: run.Now, token: tok.AccessToken, grant: tok.Extra[oauth.KeyGrantedAt], conn: conn, obj: obj, run: run,
-		title: conn.Status.SheetTitle, loc: loc, patchers: map[types.UID]*status.Patcher{}}
-	for _, m := range members {
-		if m != obj {
-			b.patchers[m.UID] = status.NewPatcher(r.Client, m)
-		}
-	}
-	b.append(ctx, members)
-	cs.next = b.now.Add(max(Pace, b.retryIn))
-	b.write(ctx, members)
-	r.Counters().Add(key, status.Tally{Done: int64(b.appended), Failed: int64(b.failed), Last: b.lastAppend})
-	for _, l := range b.later {
-		// Members left pending by a throttled or failed call come back
-		// when their own schedule says, as obj does.
-		if l.m != obj {
-			m := l.m
-			time.AfterFunc(l.after, func() { r.wakeLater(m) })
-		}
-	}
-	switch {
-	case obj.Status.CompletedAt != nil && obj.Status.Phase == v1alpha1.SyncSucceeded:
-		return runner.Wait(max(conn.Spec.SyncRetention.Duration, time.Second)) // then collect
-	case obj.Status.CompletedAt != nil:
-		return runner.Done()
-	case b.waiting:
-		return runner.Wait(DependencyRecheck)
-	case b.objErr != nil:
-		return runner.Retry(b.objReason, b.objErr, b.objDelay)
-	}
-	return runner.Wait(max(b.retryIn, BatchBusy))
-}
-
-// pending lists, from the cache, the connection's unfinished syncs that
-// are due, with obj among them, in session order, at most MaxRows.
-func (r *Reconciler) pending(ctx context.Context, obj *v1alpha1.SheetSync, now time.Time) ([]*v1alpha1.SheetSync, error) {
-	var list v1alpha1.SheetSyncList
-	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace), client.MatchingFields{index.PendingSheetSyncs: obj.Spec.ConnectionRef.Name}); err != nil {
-		return nil, fmt.Errorf("list syncs of %s: %w", obj.Spec.ConnectionRef.Name, err)
-	}
-	members := []*v1alpha1.SheetSync{obj}
-	for i := range list.Items {
-		s := &list.Items[i]
-		if _, done := r.finished.Load(s.UID); done || s.UID == obj.UID || s.Status.CompletedAt != nil || !s.DeletionTimestamp.IsZero() || !due(s, now) {
-			continue
-		}
-		members = append(members, s) // the cache's List already copied it
-	}
+	w := &batchRun{r: r, b: b, now: b.Now, token: b.Token.AccessToken, grant: b.Token.Extra[oauth.KeyGrantedAt],
+		conn: b.Parent, obj: b.Obj, title: b.Parent.Status.SheetTitle, loc: loc}
+	members := slices.Clone(b.Members)
 	sort.SliceStable(members, func(i, j int) bool { return sessionLess(members[i], members[j]) })
-	if len(members) > MaxRows {
-		at := 0
-		for i, m := range members {
-			if m == obj {
-				at = i
-			}
-		}
-		if at >= MaxRows {
-			members[MaxRows-1] = obj // obj rides in this batch; the rest wait for the next
-		}
-		members = members[:MaxRows]
-	}
-	return members, nil
-}
-
-// sessionLess orders rows as the sessions happened.
-func sessionLess(a, b *v1alpha1.SheetSync) bool {
-	x, y := a.Spec.Session, b.Spec.Session
+	w.append(ctx, members)
+	b.Tally = children.Tally{Done: int64(w.appended), Failed: int64(w.failed), Last: w.lastAppend}
 	switch {
-	case x.StartedAt != y.StartedAt:
-		return x.StartedAt < y.StartedAt
-	case x.EndedAt != y.EndedAt:
-		return x.EndedAt < y.EndedAt
+	case w.waiting:
+		return runner.Wait(DependencyRecheck)
+	case w.objErr != nil:
+		return runner.Retry(w.objReason, w.objErr, w.objDelay)
+	case w.unmarked:
+		// The copy read was stale, or the write failed: a moment later,
+		// the cache shows what is so.
+		return runner.Wait(BatchBusy)
 	}
-	return x.ID < y.ID
+	return runner.Wait(max(b.RetryIn, BatchBusy))
 }
 
-// batchRun is one batch's outcome, computed in memory and then written.
+// batchRun is one batch's outcome, computed in memory.
 type batchRun struct {
 	r     *Reconciler
+	b     *batch
 	now   time.Time
 	token string
 	grant string
 	conn  *v1alpha1.SheetConnection
 	obj   *v1alpha1.SheetSync
-	run   *runner.Run
 	// title is the sheet's title: the connection's, or the new one when
 	// the batch found the tab renamed.
 	title string
 	loc   *time.Location
 	// resolved is set once the batch has looked the sheet up again.
-	resolved bool
-	// patchers hold each other member's status as read, for one write.
-	patchers         map[types.UID]*status.Patcher
+	resolved         bool
 	appended, failed int
 	lastAppend       time.Time
-	// retryIn is the shortest wait of the members left pending: the
-	// connection's next append waits at least that long.
-	retryIn time.Duration
-	// later are the members left pending and when each is due.
-	later []wakeUp
 	// obj's own failure, its reason and its wait.
 	objErr    error
 	objReason string
@@ -286,11 +116,9 @@ type batchRun struct {
 	// waiting: the members wait for the connection (Google refused the
 	// grant, or the sheet is gone).
 	waiting bool
-}
-
-type wakeUp struct {
-	m     *v1alpha1.SheetSync
-	after time.Duration
+	// unmarked: obj's append could not be recorded in flight, so the
+	// batch did not append.
+	unmarked bool
 }
 
 // append writes the batch's rows in one values.append.
@@ -305,7 +133,7 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 	}
 	rows := make([][]any, len(todo))
 	for i, m := range todo {
-		rows[i] = timesheet.Row(m.Spec.Session, b.conn.Status.ResolvedColumns, b.loc)
+		rows[i] = sessionRow(m.Spec.Session, b.conn.Status.ResolvedColumns, b.loc)
 	}
 	var (
 		res       gsheets.AppendResult
@@ -329,41 +157,29 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 }
 
 // markInFlight records, before Google is called, that each member's append
-// is starting. A member whose mark could not be written is left out of
-// this append, with its status as it was; if obj's cannot be written the
-// batch does not go on.
+// is starting, each write locked on the copy the batch read. A member
+// whose mark could not be written is left out of this append, with its
+// status as it was; if obj's cannot be written the batch does not go on.
 func (b *batchRun) markInFlight(ctx context.Context, todo []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
 	now := metav1.NewTime(b.now)
-	mark := func(m *v1alpha1.SheetSync, write func() error) bool {
-		prev := m.Status.DeepCopy()
+	mark := func(m *v1alpha1.SheetSync) {
 		m.Status.Phase, m.Status.InFlightSince, m.Status.AttemptedAt = v1alpha1.SyncPending, &now, &now
 		m.Status.Attempts++
 		status.MarkReconciling(m, "Appending", "appending to the sheet")
-		if err := write(); err != nil {
-			m.Status = *prev
-			return false
-		}
-		return true
 	}
+	others := make([]*v1alpha1.SheetSync, 0, len(todo))
 	for _, m := range todo {
-		if m == b.obj && !mark(m, func() error { return b.run.Patcher.Patch(ctx, m) }) {
-			b.objErr = errors.New("could not record the append in flight; it was not sent")
-			b.retryIn = BatchBusy
+		if m != b.obj {
+			others = append(others, m)
+			continue
+		}
+		if len(b.b.Mark(ctx, []*v1alpha1.SheetSync{m}, mark)) == 0 {
+			b.unmarked = true
 			return nil
 		}
 	}
-	var (
-		mu      sync.Mutex
-		dropped []*v1alpha1.SheetSync
-	)
-	status.Each(statusWriters, todo, func(m *v1alpha1.SheetSync) {
-		if m != b.obj && !mark(m, func() error { return b.patchers[m.UID].Patch(ctx, m) }) {
-			mu.Lock()
-			dropped = append(dropped, m)
-			mu.Unlock()
-		}
-	})
-	return without(todo, dropped)
+	marked := b.b.Mark(ctx, others, mark)
+	return without(todo, without(others, marked))
 }
 
 // appendFailed sorts a failed append: a sheet that is gone, or 401/403,
@@ -398,28 +214,28 @@ func (b *batchRun) appendFailed(ctx context.Context, todo []*v1alpha1.SheetSync,
 	}
 }
 
-// refuse records on the connection that Google refused its grant: it goes
-// to Error (seed 004 §4 active → error) and the syncs wait, not counting
-// the attempt (counted: it was counted when it began), for a person to
-// connect again.
-func (b *batchRun) refuse(ctx context.Context, todo []*v1alpha1.SheetSync, err error, counted bool) {
+// refuse tells the connection's controller that Google refused the
+// grant: the connection goes to Error (seed 004 §4 active → error) and
+// the syncs wait for a person to connect again.
+func (b *batchRun) refuse(_ context.Context, todo []*v1alpha1.SheetSync, err error, counted bool) {
+	b.waitForConnection(todo, err, counted, "Google refused the connection's grant; the sync waits for it to be connected again")
+	b.r.Connections.Refused(b.b.Key, b.grant, b.now, err)
+	if b.r.Recorder != nil {
+		b.r.Recorder.Eventf(b.conn, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Append", "connect again: %s", err.Error())
+	}
+}
+
+// waitForConnection makes the syncs wait for their connection, not
+// counting the attempt (counted: it was counted when it began); the
+// connection's watch wakes them when it takes sessions again.
+func (b *batchRun) waitForConnection(todo []*v1alpha1.SheetSync, err error, counted bool, why string) {
 	b.waiting = true
 	for _, m := range todo {
 		if counted {
 			m.Status.Attempts--
 		}
 		m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
-		status.MarkRetrying(m, v1alpha1.DependencyNotReadyReason, "Google refused the connection's grant; the sync waits for it to be connected again")
-	}
-	c := b.conn.DeepCopy()
-	sheetconnection.Refuse(c, b.grant, b.now, err)
-	if perr := b.r.Status().Patch(ctx, c, client.MergeFromWithOptions(b.conn, client.MergeFromWithOptimisticLock{})); perr != nil {
-		// The connection controller meets the same refusal at its next
-		// call; the syncs wait either way.
-		log.FromContext(ctx).Error(perr, "could not mark the connection Error", "sheetConnection", klog.KObj(b.conn))
-	}
-	if b.r.Recorder != nil {
-		b.r.Recorder.Eventf(b.conn, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, "Append", "connect again: %s", err.Error())
+		status.MarkRetrying(m, v1alpha1.DependencyNotReadyReason, why)
 	}
 }
 
@@ -460,10 +276,7 @@ func (b *batchRun) transient(ctx context.Context, m *v1alpha1.SheetSync, err err
 	next := metav1.NewTime(at)
 	m.Status.Phase, m.Status.LastError, m.Status.NextAttemptAt = v1alpha1.SyncPending, err.Error(), &next
 	status.MarkRetrying(m, reason, msg)
-	if b.retryIn == 0 || delay < b.retryIn {
-		b.retryIn = delay
-	}
-	b.later = append(b.later, wakeUp{m: m, after: delay})
+	b.b.Later(m, delay)
 	if m == b.obj {
 		b.objErr, b.objReason, b.objDelay = errors.New(msg), reason, delay
 	}
@@ -475,7 +288,6 @@ func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, msg string) {
 	st.Phase, st.LastError, st.CompletedAt, st.InFlightSince, st.NextAttemptAt = v1alpha1.SyncSucceeded, "", &now, nil, nil
 	st.RowNumber, st.UpdatedRange = row, rng
 	status.MarkReady(m, v1alpha1.SucceededReason, msg)
-	b.r.finished.Store(m.UID, finish{at: b.now})
 }
 
 // fail finishes a sync as Failed: a Warning Event and one log line, with
@@ -489,46 +301,17 @@ func (b *batchRun) fail(ctx context.Context, m *v1alpha1.SheetSync, reason strin
 	if b.r.Recorder != nil {
 		b.r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "Append", "session %s: %s", m.Spec.Session.ID, err.Error())
 	}
-	b.r.finished.Store(m.UID, finish{at: b.now, failed: true})
 	b.failed++
 }
 
-// write patches the other members' statuses (obj's is the runner's),
-// several at once, then wakes the finished ones to be collected after
-// their retention. A write that fails forgets the sync: it is looked at
-// again, and if it was appended its in-flight mark sends it to the id
-// column first.
-func (b *batchRun) write(ctx context.Context, members []*v1alpha1.SheetSync) {
-	status.Each(statusWriters, members, func(m *v1alpha1.SheetSync) {
-		if m == b.obj {
-			return
-		}
-		if err := b.patchers[m.UID].Patch(ctx, m); err != nil {
-			if !apierrors.IsNotFound(err) {
-				log.FromContext(ctx).Error(err, "sheet sync status not written; it will be looked at again", "sheetSync", klog.KObj(m))
-			}
-			b.r.finished.Delete(m.UID)
-		}
-		if m.Status.CompletedAt != nil {
-			b.r.wakeLater(m)
-		}
-	})
-}
-
+// without is all but drop, in order.
 func without(all, drop []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
 	if len(drop) == 0 {
 		return all
 	}
 	out := make([]*v1alpha1.SheetSync, 0, len(all))
 	for _, m := range all {
-		keep := true
-		for _, d := range drop {
-			if m == d {
-				keep = false
-				break
-			}
-		}
-		if keep {
+		if !slices.Contains(drop, m) {
 			out = append(out, m)
 		}
 	}

@@ -33,8 +33,8 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
@@ -231,6 +231,11 @@ func TestPendingSyncsAreOneAppendInSessionOrder(t *testing.T) {
 			t.Fatalf("sync %s: %+v", name, s.Status)
 		}
 	}
+	// The connection's controller counts them.
+	f.reconcileConn(t)
+	if c := f.connection(t); c.Status.RowsAppended != 3 || c.Status.SyncFailures != 0 || c.Status.LastAppendAt == nil {
+		t.Fatalf("counters: %d appended, %d failed, last %v", c.Status.RowsAppended, c.Status.SyncFailures, c.Status.LastAppendAt)
+	}
 	// The row as mapped: session id in E, tags joined in G, a serial
 	// date-time in B (2026-11-22 10:00 in Tokyo is 46348 + 10/24).
 	r := rows[0]
@@ -308,6 +313,12 @@ func TestAnAppendRefusedWith403TurnsTheConnectionToError(t *testing.T) {
 	t.Cleanup(func() { sheetsEm.SetAccess(f.spreadsheet, "writer") })
 	name := f.post(t, session("r", 0))
 	f.reconcileSync(t, name)
+	// The SheetSync controller does not write its connection's status: it
+	// reports to the connection's controller, which records the refusal.
+	if c := f.connection(t); c.Status.Phase != v1alpha1.ConnectionActive || c.Status.RefusedGrant != nil {
+		t.Fatalf("the sync wrote its connection's status: %+v", c.Status)
+	}
+	f.reconcileConn(t)
 	s := f.sync(t, name)
 	c := f.connection(t)
 	if s.Status.Phase != v1alpha1.SyncPending || s.Status.Attempts != 0 || c.Status.Phase != v1alpha1.ConnectionError || c.Status.RefusedGrant == nil ||
@@ -445,7 +456,7 @@ func types2(ns, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
-func gsheetsProvider() oauth.Provider { return gsheets.OAuthProvider }
+func gsheetsProvider() oauth.Provider { return targets.Sheets.Provider }
 
 func deleteSecret(t *testing.T, ns, name string) {
 	t.Helper()

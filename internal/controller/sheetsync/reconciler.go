@@ -20,15 +20,20 @@ limitations under the License.
 // quota of 60 writes a minute per user; each session that Google throttled
 // or failed is tried again on its own schedule; each SheetSync records its
 // row number, or why it failed. A session is never appended twice: an
-// append is recorded as in flight before Google is called, and a sync
-// found in flight later is looked up in the sheet (recover.go) before it
-// is appended again. A renamed tab is followed by its id. Succeeded
-// SheetSyncs are deleted after the connection's syncRetention.
+// append is recorded as in flight before Google is called, with an
+// optimistic lock, and a sync found in flight later is looked up in the
+// sheet (recover.go) before it is appended again. A renamed tab is
+// followed by its id. Succeeded SheetSyncs are deleted after the
+// connection's syncRetention. The child-object machinery (the
+// connection's watch and gate, the batch, the memory of this manager's
+// writes, the retention) is internal/controller/children's; what an
+// append finds about the connection (Google refused its grant, its sheet
+// was renamed or is gone) goes to the connection's controller, which
+// alone writes the connection's status.
 package sheetsync
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,19 +41,14 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/children"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -58,7 +58,6 @@ import (
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetconnections,verbs=get;list;watch
-// +kubebuilder:rbac:groups=switchboard.dev,resources=sheetconnections/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -71,14 +70,29 @@ type Sheets interface {
 	Spreadsheet(ctx context.Context, token, spreadsheetID string) (gsheets.Spreadsheet, error)
 }
 
+// Connections is the SheetConnection controller's mailbox: each batch's
+// tally (rowsAppended, syncFailures, lastAppendAt), and what an append
+// found about its connection. *sheetconnection.Reports is the
+// implementation.
+type Connections interface {
+	children.Tallies
+	// Refused: Google answered 401 or 403 to a call made with the grant
+	// granted at grantedAt.
+	Refused(conn types.NamespacedName, grantedAt string, at time.Time, err error)
+	// Renamed: the sheet of spec.sheet.id is now titled title.
+	Renamed(conn types.NamespacedName, title string)
+	// SheetGone: the spreadsheet, or the sheet of spec.sheet, is gone.
+	SheetGone(conn types.NamespacedName, err error)
+}
+
 const (
 	// DependencyRecheck looks again at a sync whose connection does not
 	// take sessions. The connection's watch wakes it as soon as it does;
 	// this is only a safety net.
-	DependencyRecheck = 10 * time.Minute
+	DependencyRecheck = children.DependencyRecheck
 	// BatchBusy is the wait of a sync whose connection's batch is in
 	// flight: that batch may take it, or the next one will.
-	BatchBusy = time.Second
+	BatchBusy = children.BatchBusy
 	// Pace is the least time between two appends of one connection:
 	// Sheets allows 60 write requests a minute per user
 	// (https://developers.google.com/sheets/api/limits).
@@ -87,12 +101,8 @@ const (
 	// requests of at most 2 MB (limits page), and 500 rows of ten
 	// 256-character cells stay under it.
 	MaxRows = 500
-	// DefaultConcurrency is how many connections' batches run at once.
-	DefaultConcurrency = 4
-	// statusWriters is how many status writes of one batch run at once.
-	statusWriters = 16
-	// counterFlush is how often the connections' counters are written.
-	counterFlush = 5 * time.Second
+	// DefaultWorkers is how many connections' batches run at once.
+	DefaultWorkers = children.DefaultWorkers
 )
 
 // Reconciler reconciles SheetSyncs.
@@ -109,25 +119,12 @@ type Reconciler struct {
 	// Recheck spaces the attempts of a session whose Retries are spent
 	// (outbound.Recheck when Base is 0).
 	Recheck outbound.Schedule
-	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
-	Concurrency int
+	// Workers is how many batches run at once (DefaultWorkers when 0).
+	Workers int
+	// Connections is the SheetConnection controller's mailbox.
+	Connections Connections
 
-	conns    sync.Map // connection key → *connState: one batch at a time, its pace
-	finished sync.Map // SheetSync UID → time finished, until the cache shows it
-	counts   *status.Counters[*v1alpha1.SheetConnection]
-	wake     chan event.TypedGenericEvent[*v1alpha1.SheetSync]
-}
-
-// connState is what the leader remembers of a connection between batches.
-type connState struct {
-	mu sync.Mutex
-	// next is the earliest time of the next append (Pace, or a backoff).
-	next time.Time
-}
-
-func (r *Reconciler) conn(key types.NamespacedName) *connState {
-	v, _ := r.conns.LoadOrStore(key, &connState{})
-	return v.(*connState)
+	batcher *children.Batcher[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]
 }
 
 // Runner is the reconcile skeleton with SheetSync's phases.
@@ -141,96 +138,91 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 	if r.Recheck.Base == 0 {
 		r.Recheck = outbound.Recheck
 	}
-	if r.wake == nil {
-		r.wake = make(chan event.TypedGenericEvent[*v1alpha1.SheetSync], 4*MaxRows)
+	if r.Connections == nil {
+		r.Connections = unheard{}
+	}
+	r.batcher = &children.Batcher[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]{
+		Client: r.Client, OAuth: r.OAuth, Parent: "connection",
+		NewParent:  func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
+		NewList:    func() client.ObjectList { return &v1alpha1.SheetSyncList{} },
+		Index:      index.PendingSheetSyncs,
+		ParentName: func(s *v1alpha1.SheetSync) string { return s.Spec.ConnectionRef.Name },
+		Accepting:  timesheet.Accepting,
+		Grant: func(c *v1alpha1.SheetConnection) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration) {
+			return targets.Sheets.Provider, c.Spec.OAuth, c.Spec.TokenRefreshBefore.Duration
+		},
+		Retention:  func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.SyncRetention.Duration },
+		Finished:   func(s *v1alpha1.SheetSync) *metav1.Time { return s.Status.CompletedAt },
+		SetPending: func(s *v1alpha1.SheetSync) { s.Status.Phase = v1alpha1.SyncPending },
+		CopyStatus: func(dst, src *v1alpha1.SheetSync) { dst.Status = *src.Status.DeepCopy() },
+		Max:        MaxRows,
+		Less:       sessionLess,
+		Work:       r.work,
+		Tallies:    r.Connections,
+		NotBefore:  notBefore,
+		Pace:       Pace,
+		// A Failed sync stays until a person retries or deletes it.
+		Kept: func(s *v1alpha1.SheetSync) bool { return s.Status.Phase == v1alpha1.SyncFailed },
 	}
 	return &runner.Runner[*v1alpha1.SheetSync]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
-		New:    func() *v1alpha1.SheetSync { return &v1alpha1.SheetSync{} },
-		Normal: []runner.Phase[*v1alpha1.SheetSync]{r.retry, r.collect, r.batch},
-	}
-}
-
-// Counters is the flusher of the connections' rowsAppended, syncFailures
-// and lastAppendAt.
-func (r *Reconciler) Counters() *status.Counters[*v1alpha1.SheetConnection] {
-	if r.counts == nil {
-		r.counts = &status.Counters[*v1alpha1.SheetConnection]{
-			Client: r.Client, Every: counterFlush,
-			New: func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
-			Apply: func(c *v1alpha1.SheetConnection, t status.Tally) {
-				c.Status.RowsAppended += t.Done
-				c.Status.SyncFailures += t.Failed
-				if !t.Last.IsZero() && (c.Status.LastAppendAt == nil || t.Last.After(c.Status.LastAppendAt.Time)) {
-					last := metav1.NewTime(t.Last)
-					c.Status.LastAppendAt = &last
-				}
-			},
-		}
-	}
-	return r.counts
-}
-
-// SetupWithManager registers the controller, its wake-ups and the counter
-// flusher.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Concurrency <= 0 {
-		r.Concurrency = DefaultConcurrency
-	}
-	run := r.Runner()
-	if err := mgr.Add(r.Counters()); err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.SheetSync{}, builder.WithPredicates(status.SpecOrRequest())).
-		// A connection that starts taking sessions (Active, headers found)
-		// wakes its waiting syncs: no polling.
-		Watches(&v1alpha1.SheetConnection{}, handler.EnqueueRequestsFromMapFunc(r.pendingOf),
-			builder.WithPredicates(acceptingChanged())).
-		// The members of a batch are woken to be collected after their
-		// retention, or retried.
-		WatchesRawSource(source.Channel(r.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.SheetSync]{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
-		Named("sheetsync").
-		Complete(run)
-}
-
-// pendingOf lists a connection's unfinished syncs from the cache.
-func (r *Reconciler) pendingOf(ctx context.Context, o client.Object) []reconcile.Request {
-	c, ok := o.(*v1alpha1.SheetConnection)
-	if !ok {
-		return nil
-	}
-	if accepting, _ := timesheet.Accepting(c); !accepting {
-		return nil
-	}
-	return index.Requests(ctx, r, &v1alpha1.SheetSyncList{}, c.Namespace, index.PendingSheetSyncs, c.Name)
-}
-
-// acceptingChanged lets through connections created, or whose taking of
-// sessions changed — not every status write (their counters).
-func acceptingChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, okOld := e.ObjectOld.(*v1alpha1.SheetConnection)
-			n, okNew := e.ObjectNew.(*v1alpha1.SheetConnection)
-			if !okOld || !okNew {
-				return false
-			}
-			a, _ := timesheet.Accepting(o)
-			b, _ := timesheet.Accepting(n)
-			return a != b
+		New: func() *v1alpha1.SheetSync { return &v1alpha1.SheetSync{} },
+		Normal: []runner.Phase[*v1alpha1.SheetSync]{
+			r.batcher.CatchUp, r.retry, r.batcher.Collect, r.batcher.Batch,
 		},
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }
 
-// wakeLater enqueues a SheetSync without blocking; when the channel is
-// full the periodic resync finds it.
-func (r *Reconciler) wakeLater(s *v1alpha1.SheetSync) {
-	select {
-	case r.wake <- event.TypedGenericEvent[*v1alpha1.SheetSync]{Object: s}:
-	default:
-	}
+// SetupWithManager registers the controller, the connections' watch and
+// the batches' wake-ups.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	run := r.Runner()
+	return r.batcher.Setup(mgr, "sheetsync", &v1alpha1.SheetSync{}, r.Workers, run)
 }
+
+// retry starts a Failed sync again when a person asks (seed 004 §4: a
+// failed log can be re-synced from the UI), with the requested-at
+// annotation; a Pending one waiting for its next try is tried at once,
+// with its schedule started over.
+func (r *Reconciler) retry(_ context.Context, obj *v1alpha1.SheetSync, run *runner.Run) runner.Outcome {
+	waiting := obj.Status.Phase == v1alpha1.SyncPending && obj.Status.NextAttemptAt != nil
+	if !run.Requested || (obj.Status.Phase != v1alpha1.SyncFailed && !waiting) {
+		return runner.Continue()
+	}
+	r.batcher.Forget(obj.UID)
+	st := &obj.Status
+	st.Phase, st.Attempts, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncPending, 0, nil, nil
+	status.MarkReconciling(obj, "RetryRequested", "a person asked for another try; last failure: "+st.LastError)
+	return runner.Continue()
+}
+
+// notBefore is when a sync may be tried: a session waiting out its own
+// retry schedule (status.nextAttemptAt) is not tried before, whatever its
+// batch mates are doing.
+func notBefore(s *v1alpha1.SheetSync) time.Time {
+	if s.Status.NextAttemptAt == nil {
+		return time.Time{}
+	}
+	return s.Status.NextAttemptAt.Time
+}
+
+// sessionLess orders rows as the sessions happened.
+func sessionLess(a, b *v1alpha1.SheetSync) bool {
+	x, y := a.Spec.Session, b.Spec.Session
+	switch {
+	case x.StartedAt != y.StartedAt:
+		return x.StartedAt < y.StartedAt
+	case x.EndedAt != y.EndedAt:
+		return x.EndedAt < y.EndedAt
+	}
+	return x.ID < y.ID
+}
+
+// unheard is the mailbox of a controller built without one: what the
+// appends find about a connection is left to its own next read.
+type unheard struct{}
+
+func (unheard) Tally(types.NamespacedName, children.Tally)             {}
+func (unheard) Refused(types.NamespacedName, string, time.Time, error) {}
+func (unheard) Renamed(types.NamespacedName, string)                   {}
+func (unheard) SheetGone(types.NamespacedName, error)                  {}

@@ -27,14 +27,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/status"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
 // Exactly once. An append is not idempotent at Google: when its answer is
@@ -72,43 +68,13 @@ func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) [
 	if len(unsure) == 0 {
 		return members
 	}
-	cols := b.conn.Status.ResolvedColumns
-	idCol := cols["id"]
-	var (
-		rows map[string][]int64 // key → the rows holding it, top down
-		how  string
-	)
-	err := b.onSheet(ctx, func(title string) error {
-		var err error
-		if idCol != "" {
-			how = "in the id column"
-			rows, err = b.idRows(ctx, title, idCol)
-		} else {
-			how = "by its title, start, end and duration"
-			rows, err = b.keyRows(ctx, title)
-		}
-		return err
-	})
+	rows, how, err := b.lookUp(ctx)
 	if err != nil {
-		switch {
-		case errors.Is(err, errSheetGone):
-			b.sheetGone(ctx, unsure, err, false)
-		case errors.Is(err, gsheets.ErrUnauthorized):
-			b.refuse(ctx, unsure, err, false)
-		default:
-			// Not knowing is not appending. The search is the sync's
-			// attempt: it counts, and the next one waits for the sync's
-			// own schedule, as after a failed append.
-			now := metav1.NewTime(b.now)
-			for _, m := range unsure {
-				m.Status.Attempts++
-				m.Status.AttemptedAt = &now
-				b.transient(ctx, m, fmt.Errorf("look up session %s %s before appending it again: %w", m.Spec.Session.ID, how, err))
-			}
-		}
+		b.lookUpFailed(ctx, unsure, how, err)
 		return without(members, unsure)
 	}
-	width, _ := gsheets.ColumnIndex(maxColumn(cols))
+	idCol := b.conn.Status.ResolvedColumns["id"]
+	width, _ := gsheets.ColumnIndex(maxColumn(b.conn.Status.ResolvedColumns))
 	var found []*v1alpha1.SheetSync
 	for _, m := range unsure {
 		k := m.Spec.Session.ID
@@ -125,6 +91,48 @@ func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) [
 		found = append(found, m)
 	}
 	return without(members, found)
+}
+
+// lookUp reads the sheet's rows by session: the id column when one is
+// mapped, else the table keyed by keyFields. rows maps a key to the rows
+// holding it, top down; how says which.
+func (b *batchRun) lookUp(ctx context.Context) (rows map[string][]int64, how string, err error) {
+	idCol := b.conn.Status.ResolvedColumns["id"]
+	how = "by its title, start, end and duration"
+	if idCol != "" {
+		how = "in the id column"
+	}
+	err = b.onSheet(ctx, func(title string) error {
+		var err error
+		if idCol != "" {
+			rows, err = b.idRows(ctx, title, idCol)
+		} else {
+			rows, err = b.keyRows(ctx, title)
+		}
+		return err
+	})
+	return rows, how, err
+}
+
+// lookUpFailed sorts a failed look-up as appendFailed sorts a failed
+// append, but nothing was counted yet.
+func (b *batchRun) lookUpFailed(ctx context.Context, unsure []*v1alpha1.SheetSync, how string, err error) {
+	switch {
+	case errors.Is(err, errSheetGone):
+		b.sheetGone(ctx, unsure, err, false)
+	case errors.Is(err, gsheets.ErrUnauthorized):
+		b.refuse(ctx, unsure, err, false)
+	default:
+		// Not knowing is not appending. The search is the sync's
+		// attempt: it counts, and the next one waits for the sync's
+		// own schedule, as after a failed append.
+		now := metav1.NewTime(b.now)
+		for _, m := range unsure {
+			m.Status.Attempts++
+			m.Status.AttemptedAt = &now
+			b.transient(ctx, m, fmt.Errorf("look up session %s %s before appending it again: %w", m.Spec.Session.ID, how, err))
+		}
+	}
 }
 
 // idRows reads the id column: each session id and its rows.
@@ -162,7 +170,7 @@ func (b *batchRun) keyRows(ctx context.Context, title string) (map[string][]int6
 
 // sessionKey is the key of the row the session becomes.
 func (b *batchRun) sessionKey(s v1alpha1.TimeTrackerSession) string {
-	return b.rowKey(timesheet.Row(s, b.conn.Status.ResolvedColumns, b.loc))
+	return b.rowKey(sessionRow(s, b.conn.Status.ResolvedColumns, b.loc))
 }
 
 // rowKey joins a row's keyFields, normalised so that the row as written
@@ -197,9 +205,9 @@ func (b *batchRun) rowKey(cells []any) string {
 // onSheet runs call on the connection's sheet. A call refused for its
 // range (400 "Unable to parse range") or its spreadsheet (404) may only
 // mean that a person renamed the tab: the sheet is looked up again, by
-// spec.sheet's id (or title), once per batch. Renamed, the connection
-// records the new title and call runs again at once with it; gone, the
-// error wraps errSheetGone.
+// spec.sheet's id (or title), once per batch. Renamed, the connection's
+// controller is told the new title and call runs again at once with it;
+// gone, the error wraps errSheetGone.
 func (b *batchRun) onSheet(ctx context.Context, call func(title string) error) error {
 	err := call(b.title)
 	if !errors.Is(err, gsheets.ErrNotFound) || b.resolved {
@@ -214,7 +222,7 @@ func (b *batchRun) onSheet(ctx context.Context, call func(title string) error) e
 		// Only the look-up's failure is wrapped: it decides whether to retry.
 		return fmt.Errorf("look up the sheet again after %v: %w", err, lerr) //nolint:errorlint // see above
 	}
-	sh, serr := sheetconnection.Select(b.conn.Spec.Sheet, ss)
+	sh, serr := selected(b.conn.Spec.Sheet, ss)
 	switch {
 	case serr != nil:
 		return fmt.Errorf("%w: %w (%w)", errSheetGone, serr, err)
@@ -225,40 +233,38 @@ func (b *batchRun) onSheet(ctx context.Context, call func(title string) error) e
 	return call(sh.Title)
 }
 
-// renamed records the sheet's new title on the connection.
+// selected is the sheet sel names in ss: the one with its id when it has
+// one, else the one with its title. The error says which is missing.
+func selected(sel v1alpha1.SheetSelector, ss gsheets.Spreadsheet) (gsheets.Sheet, error) {
+	if sel.ID == nil {
+		if sh, ok := ss.Sheet(sel.Title); ok {
+			return sh, nil
+		}
+		return gsheets.Sheet{}, fmt.Errorf("spreadsheet %s has no sheet %q", ss.ID, sel.Title)
+	}
+	for _, sh := range ss.Sheets {
+		if sh.ID == *sel.ID {
+			return sh, nil
+		}
+	}
+	return gsheets.Sheet{}, fmt.Errorf("spreadsheet %s has no sheet with id %d", ss.ID, *sel.ID)
+}
+
+// renamed follows the sheet under its new title, and tells the
+// connection's controller.
 func (b *batchRun) renamed(ctx context.Context, title string) {
 	log.FromContext(ctx).Info("the sheet was renamed; following it by its id", "sheetConnection", klog.KObj(b.conn), "from", b.title, "to", title)
 	b.title = title
-	b.patchConn(ctx, func(c *v1alpha1.SheetConnection) { sheetconnection.Renamed(c, title) })
+	b.r.Connections.Renamed(b.b.Key, title)
 }
 
-// sheetGone stops the connection taking sessions (SheetNotFound) and
-// makes the syncs wait for it, not counting the attempt (counted: it was
-// counted when it began): a person fixes the sheet or the spec, and
-// nothing is lost meanwhile.
-func (b *batchRun) sheetGone(ctx context.Context, todo []*v1alpha1.SheetSync, err error, counted bool) {
-	b.waiting = true
-	for _, m := range todo {
-		if counted {
-			m.Status.Attempts--
-		}
-		m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, err.Error()
-		status.MarkRetrying(m, v1alpha1.DependencyNotReadyReason, "the connection's sheet is gone; the sync waits for it: "+err.Error())
-	}
-	b.patchConn(ctx, func(c *v1alpha1.SheetConnection) { sheetconnection.SheetGone(c, err) })
+// sheetGone tells the connection's controller that its sheet is gone (it
+// stops taking sessions: SheetNotFound) and makes the syncs wait for it:
+// a person fixes the sheet or the spec, and nothing is lost meanwhile.
+func (b *batchRun) sheetGone(_ context.Context, todo []*v1alpha1.SheetSync, err error, counted bool) {
+	b.waitForConnection(todo, err, counted, "the connection's sheet is gone; the sync waits for it: "+err.Error())
+	b.r.Connections.SheetGone(b.b.Key, err)
 	if b.r.Recorder != nil {
-		b.r.Recorder.Eventf(b.conn, nil, corev1.EventTypeWarning, sheetconnection.SheetNotFoundReason, "Append", "%s", err.Error())
+		b.r.Recorder.Eventf(b.conn, nil, corev1.EventTypeWarning, sheetNotFoundReason, "Append", "%s", err.Error())
 	}
-}
-
-// patchConn changes the connection's status as change says, with an
-// optimistic lock; a conflict is left to the connection's next read.
-func (b *batchRun) patchConn(ctx context.Context, change func(*v1alpha1.SheetConnection)) {
-	c := b.conn.DeepCopy()
-	change(c)
-	if err := b.r.Status().Patch(ctx, c, client.MergeFromWithOptions(b.conn, client.MergeFromWithOptimisticLock{})); err != nil {
-		log.FromContext(ctx).Error(err, "could not update the connection's status", "sheetConnection", klog.KObj(b.conn))
-		return
-	}
-	b.conn = c
 }

@@ -19,11 +19,14 @@ package sheetsync_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,7 +44,7 @@ import (
 func (f *fixture) withSchedule(t *testing.T) {
 	t.Helper()
 	f.syncs = (&sheetsync.Reconciler{Client: cached, OAuth: f.engine, Sheets: sheets, Recorder: f.rec, Clock: f.clock,
-		Retries: outbound.SheetsRetries}).Runner()
+		Retries: outbound.SheetsRetries, Connections: f.reports}).Runner()
 }
 
 // queue reconciles objects as the controllers' work queues would, on the
@@ -207,6 +210,7 @@ func TestARenamedTab(t *testing.T) {
 		}
 		name := f.post(t, session("renamed", 0))
 		f.reconcileSync(t, name)
+		f.reconcileConn(t) // the connection's controller records the rename
 		s := f.sync(t, name)
 		rows := sheetsEm.Rows(f.spreadsheet, "Log 2026")
 		if s.Status.Phase != v1alpha1.SyncSucceeded || len(rows) != 2 || s.Status.RowNumber != 2 || !strings.HasPrefix(s.Status.UpdatedRange, "'Log 2026'!") {
@@ -225,6 +229,7 @@ func TestARenamedTab(t *testing.T) {
 		}
 		name := f.post(t, session("orphan", 0))
 		f.reconcileSync(t, name)
+		f.reconcileConn(t) // the connection's controller records the sheet gone
 		s := f.sync(t, name)
 		c := f.connection(t)
 		if s.Status.Phase != v1alpha1.SyncPending || s.Status.Attempts != 0 ||
@@ -312,4 +317,62 @@ func (f *fixture) syncsOf(t *testing.T) []v1alpha1.SheetSync {
 		t.Fatal(err)
 	}
 	return list.Items
+}
+
+// staleCache answers for one SheetSync with a copy read earlier, as the
+// cache of a manager that has not seen the last writes yet (a new leader,
+// a slow informer): pending, in the connection's pending index.
+type staleCache struct {
+	client.Client
+	stale *v1alpha1.SheetSync
+}
+
+func (s staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if o, ok := obj.(*v1alpha1.SheetSync); ok && key == client.ObjectKeyFromObject(s.stale) {
+		s.stale.DeepCopyInto(o)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+func (s staleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := s.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if l, ok := list.(*v1alpha1.SheetSyncList); ok {
+		l.Items = slices.DeleteFunc(l.Items, func(s2 v1alpha1.SheetSync) bool { return s2.UID == s.stale.UID })
+		l.Items = append(l.Items, *s.stale.DeepCopy())
+	}
+	return nil
+}
+
+// Exactly once across managers: a manager whose cache still shows an
+// appended session pending (nothing of it remembered: another process
+// appended it) does not append it again. Its in-flight mark is locked on
+// the copy it read, and refused.
+func TestAStaleCopyOfAnAppendedSessionIsNotAppendedAgain(t *testing.T) {
+	f := newFixture(t, "Log", nil)
+	f.active(t)
+	name := f.post(t, session("once", 0))
+	stale := f.sync(t, name)
+	f.reconcileSync(t, name)
+	if s := f.sync(t, name); s.Status.Phase != v1alpha1.SyncSucceeded || len(f.data()) != 1 {
+		t.Fatalf("not appended: %+v", s.Status)
+	}
+	appends := box.Calls(sandbox.SheetsValuesAppend)
+	other := (&sheetsync.Reconciler{Client: staleCache{Client: cached, stale: stale}, OAuth: f.engine, Sheets: sheets, Recorder: f.rec,
+		Clock: f.clock, Connections: f.reports}).Runner()
+	f.clock.Step(sheetsync.Pace)
+	res, err := other.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: f.ns, Name: name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.sync(t, name)
+	if box.Calls(sandbox.SheetsValuesAppend) != appends || len(f.data()) != 1 {
+		t.Fatalf("appended again from a stale copy: rows %v", f.data())
+	}
+	if s.Status.Phase != v1alpha1.SyncSucceeded || s.Status.RowNumber != 2 || s.Status.Attempts != 1 ||
+		condition(s.Status.Conditions, v1alpha1.ReadyCondition).Status != metav1.ConditionTrue || res.RequeueAfter <= 0 {
+		t.Fatalf("the stale copy changed the sync: %+v (requeue %s)", s.Status, res.RequeueAfter)
+	}
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -68,7 +69,7 @@ var (
 )
 
 // grantScope is what a SheetConnection's grant holds.
-var grantScope = strings.Join(gsheets.OAuthProvider.Scopes, " ")
+var grantScope = strings.Join(targets.Sheets.Provider.Scopes, " ")
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, func(*testenv.Env) (func(), error) {
@@ -126,6 +127,9 @@ type fixture struct {
 	engine                 *oauth.Engine
 	conn                   *runner.Runner[*v1alpha1.SheetConnection]
 	syncs                  *runner.Runner[*v1alpha1.SheetSync]
+	// reports is the connection controller's mailbox, which the
+	// SheetSync controller posts to.
+	reports *sheetconnection.Reports
 }
 
 var sheetCount atomic.Int64
@@ -159,9 +163,11 @@ func newFixtureOf(t *testing.T, sub, title string, change func(*v1alpha1.SheetCo
 	f.cachedSees(t, &v1alpha1.SheetConnection{}, "timesheet", nil)
 	f.cachedSees(t, &corev1.Secret{}, "sheet-ingest", nil)
 	f.engine = &oauth.Engine{Store: &oauth.Store{Reader: env.Client, Writer: env.Client}, Out: out, Clock: c}
-	f.conn = (&sheetconnection.Reconciler{Client: cached, OAuth: f.engine, Sheets: sheets, Recorder: f.rec, Clock: c, PublicURL: "https://hooks.example.com"}).Runner()
+	f.reports = &sheetconnection.Reports{}
+	f.conn = (&sheetconnection.Reconciler{Client: cached, OAuth: f.engine, Sheets: sheets, Recorder: f.rec, Clock: c,
+		PublicURL: "https://hooks.example.com", Reports: f.reports}).Runner()
 	f.syncs = (&sheetsync.Reconciler{Client: cached, OAuth: f.engine, Sheets: sheets, Recorder: f.rec, Clock: c,
-		Retries: outbound.Schedule{Base: time.Second, Retries: 2, Max: time.Minute}}).Runner()
+		Retries: outbound.Schedule{Base: time.Second, Retries: 2, Max: time.Minute}, Connections: f.reports}).Runner()
 	return f
 }
 

@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package children
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+// Batch is one batch of a parent: the reconciled child and, with it, the
+// parent's other pending children that are due.
+type Batch[C runner.Object, P client.Object] struct {
+	Parent P
+	// Key is the parent's.
+	Key   types.NamespacedName
+	Token oauth.Token
+	// Obj is the reconciled child; Members are Obj and then the others,
+	// in the Batcher's order.
+	Obj     C
+	Members []C
+	Now     time.Time
+	// Tally is what the batch adds to the parent's counters.
+	Tally Tally
+	// RetryIn is the shortest wait of the members left pending (Later).
+	RetryIn time.Duration
+
+	b     *Batcher[C, P]
+	saved map[types.UID]*written[C] // each member as the API server holds it
+	later []wakeUp[C]
+}
+
+type wakeUp[C any] struct {
+	m     C
+	after time.Duration
+}
+
+// Batch is the last phase of a child: obj's parent through the gate, its
+// batch lock and pace, its grant, and the batch of its pending children,
+// whose statuses are then written. A finished obj waits to be collected.
+func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runner.Outcome {
+	parent, out, ok := b.parentOf(ctx, obj)
+	if !ok {
+		return out
+	}
+	if b.NotBefore != nil {
+		if wait := b.NotBefore(obj).Sub(run.Now); wait > 0 {
+			// Its own schedule; the Ready condition keeps the last failure.
+			return runner.Wait(wait)
+		}
+	}
+	key := b.parentKey(obj)
+	st := b.state(key)
+	if !st.mu.TryLock() {
+		return runner.Wait(BatchBusy)
+	}
+	defer st.mu.Unlock()
+	if wait := st.next.Sub(run.Now); wait > 0 {
+		b.SetPending(obj)
+		return runner.Wait(wait)
+	}
+	tok, err := b.token(ctx, parent)
+	if err != nil {
+		return b.WaitFor(obj, "the "+b.Parent+"'s grant: "+err.Error())
+	}
+	members, err := b.pending(ctx, obj, run.Now)
+	if err != nil {
+		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
+	}
+	bt := b.newBatch(parent, key, tok, members, run, b.serverCopy(obj, run))
+	out = b.Work(ctx, bt)
+	if b.Pace > 0 {
+		st.next = run.Now.Add(max(b.Pace, bt.RetryIn))
+	}
+	bt.write(ctx)
+	if b.Tallies != nil && !bt.Tally.Zero() {
+		b.Tallies.Tally(key, bt.Tally)
+	}
+	// The runner writes what changes after this phase, from obj as the
+	// API server now holds it.
+	run.Patcher = status.NewPatcher(b.Client, bt.saved[obj.GetUID()].obj)
+	if b.Finished(obj) != nil {
+		return b.untilCollected(obj, b.Retention(parent), run.Now)
+	}
+	return out
+}
+
+func (b *Batcher[C, P]) newBatch(parent P, key types.NamespacedName, tok oauth.Token, members []C, run *runner.Run, server C) *Batch[C, P] {
+	bt := &Batch[C, P]{Parent: parent, Key: key, Token: tok, Obj: members[0], Members: members, Now: run.Now,
+		b: b, saved: make(map[types.UID]*written[C], len(members))}
+	bt.saved[bt.Obj.GetUID()] = &written[C]{obj: server}
+	for _, m := range members[1:] {
+		bt.saved[m.GetUID()] = &written[C]{obj: m.DeepCopyObject().(C)}
+	}
+	return bt
+}
+
+// pending lists, from the cache, the parent's unfinished children that
+// are due, each as this manager last wrote it: obj first, then the first
+// Max-1 others in Less order.
+func (b *Batcher[C, P]) pending(ctx context.Context, obj C, now time.Time) ([]C, error) {
+	list := b.NewList()
+	parent := b.ParentName(obj)
+	if err := b.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{b.Index: parent}); err != nil {
+		return nil, fmt.Errorf("list the pending children of %s %s: %w", b.Parent, parent, err)
+	}
+	var others []C
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		c, ok := o.(C) // the cache's List already copied it
+		if !ok || c.GetUID() == obj.GetUID() {
+			return nil
+		}
+		c, _ = b.catchUp(c)
+		if b.Finished(c) == nil && c.GetDeletionTimestamp().IsZero() && (b.NotBefore == nil || !now.Before(b.NotBefore(c))) {
+			others = append(others, c)
+		}
+		return nil
+	})
+	sort.SliceStable(others, func(i, j int) bool { return b.Less(others[i], others[j]) })
+	if n := max(b.Max-1, 0); len(others) > n {
+		others = others[:n]
+	}
+	return append([]C{obj}, others...), nil
+}
+
+// Later wakes m after d (the reconciled child comes back by its own
+// outcome), and makes RetryIn at most d.
+func (bt *Batch[C, P]) Later(m C, d time.Duration) {
+	if bt.RetryIn == 0 || d < bt.RetryIn {
+		bt.RetryIn = d
+	}
+	if m.GetUID() != bt.Obj.GetUID() {
+		bt.later = append(bt.later, wakeUp[C]{m: m, after: d})
+	}
+}
+
+// Mark writes change to each member before an outside call that must
+// not be made twice (an append), with an optimistic lock on the member as
+// the batch read it: a member whose copy was stale (the cache lagged, or
+// another process wrote it) is left out, as it was, to be looked at again
+// a moment later. It returns the members written, in order.
+func (bt *Batch[C, P]) Mark(ctx context.Context, members []C, change func(C)) []C {
+	ok := make([]bool, len(members))
+	idx := make([]int, len(members))
+	for i := range idx {
+		idx[i] = i
+	}
+	status.Each(statusWriters, idx, func(i int) {
+		m := members[i]
+		prev := m.DeepCopyObject().(C)
+		change(m)
+		if err := bt.patch(ctx, m, true); err != nil {
+			bt.b.CopyStatus(m, prev)
+			m.SetResourceVersion(prev.GetResourceVersion())
+			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+				log.FromContext(ctx).Error(err, "could not mark a child before the call; left for the next batch", "child", klog.KObj(m))
+			}
+			bt.b.wake(m, BatchBusy)
+			return
+		}
+		ok[i] = true
+	})
+	var marked []C
+	for i, m := range members {
+		if ok[i] {
+			marked = append(marked, m)
+		}
+	}
+	return marked
+}
+
+// patch writes m's status as changed since the batch last saw it on the
+// API server (a JSON merge patch; nothing when nothing changed), locked on
+// m's resourceVersion when lock is set. Written, m is remembered;
+// otherwise forgotten, since the memory may no longer be what the API
+// server holds.
+func (bt *Batch[C, P]) patch(ctx context.Context, m C, lock bool) error {
+	saved := bt.saved[m.GetUID()]
+	var opts []client.MergeFromOption
+	if lock {
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
+	p := client.MergeFromWithOptions(saved.obj, opts...)
+	if data, err := p.Data(m); err == nil && string(data) == "{}" {
+		return nil
+	}
+	if err := bt.b.Client.Status().Patch(ctx, m, p); err != nil {
+		bt.b.Forget(m.GetUID())
+		return fmt.Errorf("patch status of %s: %w", client.ObjectKeyFromObject(m), err)
+	}
+	saved.obj = m.DeepCopyObject().(C)
+	bt.b.remember(m)
+	return nil
+}
+
+// write patches the members' statuses, several at once, then wakes them:
+// the finished ones to be collected after their retention, the others
+// when Later says. A member whose write failed is looked at again (a
+// PaperSync is synced again; a SheetSync's in-flight mark sends it to the
+// sheet first).
+func (bt *Batch[C, P]) write(ctx context.Context) {
+	obj := bt.Obj.GetUID() // read before the writes answer into Obj
+	status.Each(statusWriters, bt.Members, func(m C) {
+		uid := m.GetUID()
+		if err := bt.patch(ctx, m, false); err != nil {
+			if !apierrors.IsNotFound(err) {
+				log.FromContext(ctx).Error(err, "child status not written; it will be looked at again", "child", klog.KObj(m))
+			}
+			if uid != obj {
+				bt.b.wake(m, BatchBusy)
+			}
+			return
+		}
+		if bt.b.Finished(m) != nil && uid != obj {
+			bt.b.wake(m, 0)
+		}
+	})
+	for _, l := range bt.later {
+		if bt.b.Finished(l.m) == nil {
+			bt.b.wake(l.m, l.after)
+		}
+	}
+}

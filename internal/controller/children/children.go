@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package children is the one machinery of child objects, the units of
+// work a parent hands out (a PaperSync of a NotionIntegration, a SheetSync
+// of a SheetConnection): the parent's watch that wakes its pending
+// children, the index that finds them, the gate that holds them while
+// the parent takes no work, one batch at a time per parent, the batch of
+// a parent's pending children, the wake-ups of its members, and the
+// deletion of finished children after the parent's retention.
+//
+// A batch reads its members from the informer cache, which may lag this
+// manager's own writes: what the manager last wrote of each child is
+// remembered until the cache shows it (the expectations a ReplicaSet
+// controller keeps), so a member finished, or waiting for its next
+// attempt, is never taken again early, nor its attempts counted from a
+// stale copy. Only the leader runs controllers, so the memory is the only
+// writer's. A write that must happen before an outside call that may
+// happen only once (a Sheets append) is optimistically locked
+// (Batch.Mark): a member whose copy is stale is left out.
+//
+// Parents' statuses are their own controllers' to write. A Batcher
+// reports what each batch did to the parent's Mailbox; the parent's
+// controller takes it in one of its phases.
+package children
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/status"
+)
+
+const (
+	// DependencyRecheck looks again at a child whose parent takes no work.
+	// The parent's watch wakes it as soon as it does; this is only a
+	// safety net.
+	DependencyRecheck = 10 * time.Minute
+	// BatchBusy is the wait of a child whose parent's batch is in flight:
+	// that batch may take it, or the next one will.
+	BatchBusy = time.Second
+	// DefaultWorkers is how many parents' batches run at once.
+	DefaultWorkers = 4
+	// DefaultRetention keeps the finished children of a parent that is
+	// gone.
+	DefaultRetention = 24 * time.Hour
+	// statusWriters is how many status writes of one batch run at once:
+	// the API server, not the upstream, sets how fast a batch drains.
+	statusWriters = 16
+)
+
+// Batcher runs the batches of one kind of child C of parents P. The
+// functions say what differs between kinds; Work is the kind's batch.
+type Batcher[C runner.Object, P client.Object] struct {
+	Client client.Client
+	OAuth  oauth.TokenSource
+	// Parent names the parent kind in messages: "integration".
+	Parent string
+	// NewParent returns an empty parent; NewList an empty list of C.
+	NewParent func() P
+	NewList   func() client.ObjectList
+	// Index is the cache index of the unfinished children by the name of
+	// their parent (index.PendingPaperSyncs).
+	Index string
+	// ParentName is the name of a child's parent, in its namespace.
+	ParentName func(C) string
+	// Accepting says whether a parent takes work, and if not, why. A
+	// parent that starts taking work wakes its pending children.
+	Accepting func(P) (bool, string)
+	// Grant is the parent's OAuth grant: the provider, the credentials and
+	// how long before its expiry the access token is refreshed.
+	Grant func(P) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration)
+	// Retention is how long a parent's finished children are kept.
+	Retention func(P) time.Duration
+	// Finished is when a child finished (status.completedAt), or nil.
+	Finished func(C) *metav1.Time
+	// SetPending shows a child as waiting (status.phase Pending).
+	SetPending func(C)
+	// CopyStatus sets dst's status to a copy of src's.
+	CopyStatus func(dst, src C)
+	// Max is the most members of one batch.
+	Max int
+	// Less orders the members other than the reconciled child; a batch
+	// takes the first Max-1 of the due ones.
+	Less func(a, b C) bool
+	// Work is the kind's batch: it sets each member's status in memory
+	// (the Batcher writes them) and returns the reconciled child's
+	// outcome while it is not finished.
+	Work func(ctx context.Context, b *Batch[C, P]) runner.Outcome
+	// Tallies, when set, receives each batch's tally: the parent's
+	// controller adds it to the parent's counters.
+	Tallies Tallies
+
+	// NotBefore, when set, is when a child may be tried again (zero: now),
+	// whatever its batch mates are doing.
+	NotBefore func(C) time.Time
+	// Pace, when set, is the least time between two batches of a parent;
+	// a batch whose members wait for a retry puts the next off as long.
+	Pace time.Duration
+	// Kept, when set, holds a finished child until a person acts (a
+	// Failed SheetSync): it is not deleted after the retention.
+	Kept func(C) bool
+	// Recheck, when set, is when a finished child is tried again (a
+	// PaperSync whose retries ran out); when that comes before its
+	// retention ends, Reopen makes it pending again then.
+	Recheck func(C) (time.Time, bool)
+	Reopen  func(C)
+
+	once    sync.Once
+	server  *runner.Key[*written[C]] // the reconciled child as the API server holds it
+	wakes   Wakes                    // the children's work queue
+	parents sync.Map                 // parent key → *parentState
+	memory  sync.Map                 // child UID → *written[C]
+	swept   atomic.Int64             // when memory was last swept (Unix ns)
+}
+
+// parentState is what the leader keeps of a parent between batches.
+type parentState struct {
+	mu sync.Mutex
+	// next is the earliest time of the parent's next batch (Pace).
+	next time.Time
+}
+
+func (b *Batcher[C, P]) init() {
+	b.once.Do(func() { b.server = runner.NewKey[*written[C]]() })
+}
+
+// Setup registers the children's controller, named name, with run as its
+// Reconcile: the children's own events (spec and requested-at), their
+// parents' watch, and the Batcher's wake-ups.
+func (b *Batcher[C, P]) Setup(mgr ctrl.Manager, name string, child C, workers int, run reconcile.Reconciler) error {
+	b.init()
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(child, builder.WithPredicates(status.SpecOrRequest())).
+		// A parent that starts taking work wakes its waiting children: no
+		// polling.
+		Watches(b.NewParent(), handler.EnqueueRequestsFromMapFunc(b.pendingOf), builder.WithPredicates(b.acceptingChanged())).
+		// The members of a batch are woken to be collected after their
+		// retention, or tried again when their wait is over.
+		WatchesRawSource(b.wakes.Source()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Named(name).
+		Complete(run)
+}
+
+// pendingOf lists a parent's unfinished children from the cache, when it
+// takes work.
+func (b *Batcher[C, P]) pendingOf(ctx context.Context, o client.Object) []reconcile.Request {
+	p, ok := o.(P)
+	if !ok {
+		return nil
+	}
+	if accepting, _ := b.Accepting(p); !accepting {
+		return nil
+	}
+	return index.Requests(ctx, b.Client, b.NewList(), p.GetNamespace(), b.Index, p.GetName())
+}
+
+// acceptingChanged lets through parents created, or whose taking of work
+// changed: not every status write (their counters).
+func (b *Batcher[C, P]) acceptingChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(P)
+			n, okNew := e.ObjectNew.(P)
+			if !okOld || !okNew {
+				return false
+			}
+			was, _ := b.Accepting(o)
+			is, _ := b.Accepting(n)
+			return was != is
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// WaitFor shows why the child cannot proceed; the parent's watch wakes it
+// when that changes.
+func (b *Batcher[C, P]) WaitFor(obj C, why string) runner.Outcome {
+	b.SetPending(obj)
+	status.MarkRetrying(obj, v1alpha1.DependencyNotReadyReason, why)
+	return runner.Wait(DependencyRecheck)
+}
+
+// parentKey is the key of obj's parent.
+func (b *Batcher[C, P]) parentKey(obj C) types.NamespacedName {
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: b.ParentName(obj)}
+}
+
+// parentOf reads obj's parent and passes it through the gate: a parent
+// that is gone or takes no work makes obj wait.
+func (b *Batcher[C, P]) parentOf(ctx context.Context, obj C) (P, runner.Outcome, bool) {
+	key := b.parentKey(obj)
+	p := b.NewParent()
+	if err := b.Client.Get(ctx, key, p); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return p, b.WaitFor(obj, b.Parent+" "+key.Name+" not found"), false
+		}
+		return p, runner.Transient(v1alpha1.DependencyNotReadyReason, fmt.Errorf("read %s %s: %w", b.Parent, key.Name, err)), false
+	}
+	if ok, why := b.Accepting(p); !ok {
+		return p, b.WaitFor(obj, why), false
+	}
+	return p, runner.Continue(), true
+}
+
+// TryLock takes the batch lock of a parent: one batch at a time per
+// parent. ok is false while a batch of the parent is in flight.
+func (b *Batcher[C, P]) TryLock(parent types.NamespacedName) (unlock func(), ok bool) {
+	st := b.state(parent)
+	if !st.mu.TryLock() {
+		return nil, false
+	}
+	return st.mu.Unlock, true
+}
+
+func (b *Batcher[C, P]) state(parent types.NamespacedName) *parentState {
+	v, _ := b.parents.LoadOrStore(parent, &parentState{})
+	return v.(*parentState)
+}
+
+// token is the parent's access token, refreshed as its grant says.
+func (b *Batcher[C, P]) token(ctx context.Context, p P) (oauth.Token, error) {
+	provider, creds, refreshBefore := b.Grant(p)
+	clientKey, tokenKey := oauth.Keys(p.GetNamespace(), creds)
+	return b.OAuth.Ensure(ctx, provider, clientKey, tokenKey, refreshBefore, false)
+}
+
+// retention is the retention of obj's parent (DefaultRetention when the
+// parent is gone).
+func (b *Batcher[C, P]) retention(ctx context.Context, obj C) time.Duration {
+	p := b.NewParent()
+	if err := b.Client.Get(ctx, b.parentKey(obj), p); err != nil {
+		return DefaultRetention
+	}
+	return b.Retention(p)
+}
+
+// wake enqueues a child after d, without blocking and without losing it.
+func (b *Batcher[C, P]) wake(c C, d time.Duration) {
+	b.wakes.Wake(types.NamespacedName{Namespace: c.GetNamespace(), Name: c.GetName()}, d)
+}
