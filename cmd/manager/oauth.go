@@ -17,25 +17,14 @@ limitations under the License.
 package main
 
 import (
-	"flag"
+	"fmt"
 	"os"
 
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/session"
 )
-
-// oauthFlags are what the manager must know of the webhook server's OAuth
-// routes; both binaries take the same values.
-type oauthFlags struct {
-	publicURL, stateNamespace string
-}
-
-func (f *oauthFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.publicURL, "public-url", "", "Externally visible base URL of the webhook server (its --public-url), e.g. https://hooks.example.com: the OAuth connect links kept in each resource's <name>-oauth-connect Secret are built on it. Empty keeps only the token.")
-	fs.StringVar(&f.stateNamespace, "state-namespace", podNamespace(), "Namespace of the webhook's OAuth state Secrets (its --state-namespace), where expired states are deleted.")
-}
 
 // podNamespace is the pod's namespace (the downward API's POD_NAMESPACE),
 // or "default" outside a pod, as the webhook server defaults it.
@@ -46,9 +35,15 @@ func podNamespace() string {
 	return "default"
 }
 
-// addStateCollector deletes expired OAuth states every minute on the
-// leader (issue 7 §1.2: nothing else would delete a flow never finished).
-func addStateCollector(mgr ctrl.Manager, namespace string) error {
-	return mgr.Add(&oauth.StateCollector{Client: mgr.GetClient(), Namespace: namespace, Clock: clock.RealClock{},
-		Interval: oauth.DefaultStateCollectInterval})
+// addCollectors deletes, on the leader, the expired Secrets the webhook
+// leaves in its --state-namespace: OAuth states every minute (issue 7
+// §1.2: nothing else would delete a flow never finished), and receivers'
+// Discord sessions, which live beside them, every ten minutes.
+func addCollectors(mgr ctrl.Manager, namespace string) error {
+	for _, c := range []*oauth.Collector{oauth.NewStateCollector(mgr.GetClient(), namespace), session.NewCollector(mgr.GetClient(), namespace)} {
+		if err := mgr.Add(c); err != nil {
+			return fmt.Errorf("add the %s: %w", c.Name, err)
+		}
+	}
+	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -139,7 +140,7 @@ func TestArxivThroughTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &arxiv.Client{Out: out}
-	id, err := arxiv.ParseLink("https://arxiv.org/abs/math.GT/0309136")
+	id, err := arxivid.ParseLink("https://arxiv.org/abs/math.GT/0309136")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,9 +33,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -63,7 +64,7 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 	calCount++
 	f := &fixture{ns: ns, calendar: "team" + strconv.Itoa(calCount) + "@example.com", key: types.NamespacedName{Namespace: ns, Name: "visits"}}
 	calEm.AddCalendar(f.calendar)
-	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", gcalendar.Scope), change); err != nil {
+	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", targets.CalendarScope), change); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -167,7 +168,7 @@ func push(t *testing.T, h http.Header) int {
 // pushTo is push to the webhook server at base.
 func pushTo(t *testing.T, base string, h http.Header) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+gcalendar.PushPath, http.NoBody)
+	req, err := http.NewRequest(http.MethodPost, base+calendarpush.PushPath, http.NoBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestPushRouteRefusals(t *testing.T) {
 	w := f.ready(t)
 	tok := f.channelToken(t)
 	ch := w.Status.Channel.ID
-	pending := gcalendar.ChannelID(w.UID, time.Now().Add(time.Hour).UnixMilli())
+	pending := calendarpush.ChannelID(w.UID, time.Now().Add(time.Hour).UnixMilli())
 	before := w.Annotations[v1alpha1.CalendarNotificationAnnotation]
 
 	missing := pushHeaders(ch, tok, "exists", 5)
@@ -240,8 +241,8 @@ func TestPushRouteRefusals(t *testing.T) {
 		{"no token", pushHeaders(ch, "", "exists", 5), http.StatusUnauthorized},
 		{"wrong token", pushHeaders(ch, tok+"x", "exists", 5), http.StatusUnauthorized},
 		{"unknown channel", pushHeaders("some-other-channel", tok, "exists", 5), http.StatusNotFound},
-		{"channel of no watch", pushHeaders(gcalendar.ChannelID("0c6f6f6e-0000-4000-8000-000000000000", time.Now().UnixMilli()), tok, "exists", 5), http.StatusNotFound},
-		{"a stopped channel", pushHeaders(gcalendar.ChannelID(w.UID, time.Unix(1, 0).UnixMilli()), tok, "exists", 5), http.StatusNotFound},
+		{"channel of no watch", pushHeaders(calendarpush.ChannelID("0c6f6f6e-0000-4000-8000-000000000000", time.Now().UnixMilli()), tok, "exists", 5), http.StatusNotFound},
+		{"a stopped channel", pushHeaders(calendarpush.ChannelID(w.UID, time.Unix(1, 0).UnixMilli()), tok, "exists", 5), http.StatusNotFound},
 		{"expired channel", expired, http.StatusGone},
 		{"sync message", pushHeaders(pending, tok, "sync", 1), http.StatusOK},
 	} {
@@ -456,7 +457,7 @@ func TestConnectingAGoogleAccountThroughTheOAuthRoutes(t *testing.T) {
 		t.Fatalf("connect answered %d %v", resp.StatusCode, err)
 	}
 	q := auth.Query()
-	if q.Get("access_type") != "offline" || q.Get("prompt") != "consent" || q.Get("scope") != gcalendar.Scope ||
+	if q.Get("access_type") != "offline" || q.Get("prompt") != "consent" || q.Get("scope") != targets.CalendarScope ||
 		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("redirect_uri") != hookURL+"/oauth/calendar/callback" {
 		t.Fatalf("authorize URL %s", auth)
 	}

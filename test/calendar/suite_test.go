@@ -33,8 +33,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
@@ -113,7 +113,7 @@ func TestMain(m *testing.M) {
 		}).SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
-		if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {
+		if err := grant.SetupHandover(mgr, engine, "default"); err != nil {
 			return nil, err
 		}
 		// The webhook runs as the chart's webhook ServiceAccount, on its own

@@ -115,6 +115,7 @@ var matrix = map[string]valueSet{
 			"networkPolicy.enabled": true, "manager.replicas": 2, "crds.keep": false,
 			"log.level": "debug", "imagePullSecrets": []any{map[string]any{"name": "pull"}},
 			"manager.sink": map[string]any{"denyPrivateNetworks": true}, "networkPolicy.sinks": map[string]any{"to": []any{}}, // no peers: no rule
+			"manager.workers": map[string]any{"calendarwatch": 4, "sheetsync": 8},
 		},
 		managerReplicas: 2, webhookReplicas: 2, tag: "1.2.3",
 	},
@@ -412,6 +413,13 @@ func checkOptional(t *testing.T, objs []*unstructured.Unstructured, values map[s
 	deny := false
 	if s, ok := values["manager.sink"].(map[string]any); ok {
 		deny = s["denyPrivateNetworks"] == true
+	}
+	if workers, ok := values["manager.workers"].(map[string]any); ok {
+		for kind, n := range workers {
+			if want := fmt.Sprintf("--%s-workers=%d", kind, n); !slices.Contains(args(t, objs, "sb-switchboard-manager"), want) {
+				t.Errorf("the manager has no %s among %v", want, args(t, objs, "sb-switchboard-manager"))
+			}
+		}
 	}
 	if want := fmt.Sprintf("--sink-deny-private-networks=%t", deny); !slices.Contains(args(t, objs, "sb-switchboard-manager"), want) {
 		t.Errorf("the manager has no %s among %v", want, args(t, objs, "sb-switchboard-manager"))

@@ -18,6 +18,7 @@ package gitops_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,15 +44,16 @@ func TestSamplesUnderGitOps(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	objs := map[string]*unstructured.Unstructured{}
+	// PaperSync goes after the rest: see below.
+	first := slices.DeleteFunc(v1alpha1.Kinds(), func(k string) bool { return k == "PaperSync" })
 
 	t.Run("every sample becomes Current", func(t *testing.T) {
-		kinds := sampleKinds(t)
-		if len(kinds) != 7 {
-			t.Fatalf("config/samples holds %d samples (%v); this test knows 7", len(kinds), kinds)
+		if samples, kinds := sampleKinds(t), v1alpha1.Kinds(); len(samples) != len(kinds) {
+			t.Fatalf("config/samples holds %d samples (%v) for %d kinds (%v): every kind needs one", len(samples), samples, len(kinds), kinds)
 		}
 		// PaperSync goes last: its page lives in the database the
 		// integration creates, so its pageID is only known then.
-		for _, kind := range []string{"SlideStock", "NotionIntegration", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"} {
+		for _, kind := range first {
 			u := sample(t, f.ns, kind)
 			if err := env.Client.Create(ctx, u); err != nil {
 				t.Fatalf("apply the %s sample: %v", kind, err)
@@ -65,7 +67,7 @@ func TestSamplesUnderGitOps(t *testing.T) {
 			expect(t, u, "created", status.InProgressStatus, "Progressing")
 			objs[kind] = u
 		}
-		for _, kind := range []string{"SlideStock", "NotionIntegration", "CalendarWatch", "ReceiveLink", "SheetConnection", "SheetSync"} {
+		for _, kind := range first {
 			objs[kind] = waitFor(t, objs[kind], status.CurrentStatus)
 			expect(t, objs[kind], "sample", status.CurrentStatus, "Healthy")
 		}
@@ -245,7 +247,8 @@ func TestSamplesUnderGitOps(t *testing.T) {
 	})
 
 	t.Run("spec.suspend is Suspended for Argo CD", func(t *testing.T) {
-		for _, kind := range []string{"SlideStock", "NotionIntegration", "CalendarWatch", "SheetConnection"} {
+		suspendable := slices.DeleteFunc(slices.Clone(first), func(k string) bool { return !hasSpecField(t, k, "Suspend") })
+		for _, kind := range suspendable {
 			got, err := edit(t, objs[kind], func(s map[string]any) { s["suspend"] = true })
 			if err != nil {
 				t.Fatal(err)
@@ -264,7 +267,7 @@ func TestSamplesUnderGitOps(t *testing.T) {
 		}
 		// Resuming brings them back (SheetConnection excepted: suspending
 		// it disconnects, seed 004 §4, and only a new grant resumes it).
-		for _, kind := range []string{"SlideStock", "NotionIntegration", "CalendarWatch"} {
+		for _, kind := range slices.DeleteFunc(suspendable, func(k string) bool { return k == "SheetConnection" }) {
 			mustEdit(t, objs[kind], "resumed", func(s map[string]any) { delete(s, "suspend") })
 			expect(t, waitFor(t, objs[kind], status.CurrentStatus), "resumed", status.CurrentStatus, "Healthy")
 		}

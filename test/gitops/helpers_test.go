@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -35,8 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
@@ -87,10 +87,10 @@ func newFixture(t *testing.T) *fixture {
 		"notion-token":     {"refresh_token": notionEm.IssueRefreshToken(notionClientID, f.ws)},
 		"notion-token-2":   {"refresh_token": notionEm.IssueRefreshToken(notionClientID, f.ws2)},
 		"google-client":    {"client_id": googleClientID, "client_secret": googleClientSecret},
-		"calendar-token":   {"refresh_token": googleEm.IssueRefreshToken(googleClientID, gcalendar.Scope)},
-		"calendar-token-2": {"refresh_token": googleEm.IssueRefreshToken(googleClientID, gcalendar.Scope)},
-		"google-token":     {"refresh_token": googleEm.IssueRefreshToken(googleClientID, gsheets.Scope), "granted_at": grantedAt},
-		"google-token-2":   {"refresh_token": googleEm.IssueRefreshToken(googleClientID, gsheets.Scope), "granted_at": grantedAt},
+		"calendar-token":   {"refresh_token": googleEm.IssueRefreshToken(googleClientID, targets.CalendarScope)},
+		"calendar-token-2": {"refresh_token": googleEm.IssueRefreshToken(googleClientID, targets.CalendarScope)},
+		"google-token":     {"refresh_token": googleEm.IssueRefreshToken(googleClientID, targets.SheetsScope), "granted_at": grantedAt},
+		"google-token-2":   {"refresh_token": googleEm.IssueRefreshToken(googleClientID, targets.SheetsScope), "granted_at": grantedAt},
 		"sheet-ingest":     {"token": "gitops-ingest-token-0123456789abcdef"},
 		"sheet-ingest-2":   {"token": "gitops-ingest-token-2-0123456789abcdef"},
 	}
@@ -136,6 +136,22 @@ func sampleKinds(t *testing.T) []string {
 		kinds = append(kinds, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "switchboard_v1alpha1_"), ".yaml"))
 	}
 	return kinds
+}
+
+// hasSpecField reports whether kind's Go type has the spec field name
+// (Suspend: the kind can be suspended).
+func hasSpecField(t *testing.T, kind, name string) bool {
+	t.Helper()
+	obj, err := env.Scheme.New(v1alpha1.GroupVersion.WithKind(kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, ok := reflect.TypeOf(obj).Elem().FieldByName("Spec")
+	if !ok {
+		return false
+	}
+	_, ok = spec.Type.FieldByName(name)
+	return ok
 }
 
 // fetch reads the object's current state from the API server.

@@ -33,17 +33,19 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -108,35 +110,17 @@ func TestMain(m *testing.M) {
 		}
 		hook := testenv.NewWebhook()
 		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-		cal, err := gcalendar.New(ctx, out)
-		if err != nil {
+		// The five integrations, wired as cmd/manager wires them (the
+		// SlideStock's and syncs' schedules shortened).
+		notion, sheets := &notionintegration.Reports{}, &sheetconnection.Reports{}
+		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hook.URL},
+			&slidestock.Controller{},
+			&notionintegration.Controller{Reports: notion}, &papersync.Controller{Integrations: notion, Retries: fastRetries},
+			&calendarwatch.Controller{},
+			&receivelink.Controller{Namespace: linkNamespace, KeySecret: "link-keys"},
+			&sheetconnection.Controller{Reports: sheets}, &sheetsync.Controller{Connections: sheets, Retries: fastRetries},
+		); err != nil {
 			return nil, err
-		}
-		// The five integrations, wired as cmd/manager wires them.
-		setups := []func() error{
-			func() error {
-				return (&slidestock.Reconciler{Client: mgr.GetClient(), Fetcher: &oembed.Client{Out: out},
-					Recorder: mgr.GetEventRecorder("slidestock-controller"), Retries: fastRetries}).SetupWithManager(mgr)
-			},
-			func() error {
-				return controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, PublicURL: hook.URL, SyncRetries: fastRetries})
-			},
-			func() error {
-				return (&calendarwatch.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
-					Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hook.URL}).SetupWithManager(mgr)
-			},
-			func() error {
-				return controller.SetupLinks(mgr, controller.LinksDeps{Out: out, Namespace: linkNamespace,
-					DefaultKeys: types.NamespacedName{Namespace: linkNamespace, Name: "link-keys"}, PublicURL: hook.URL})
-			},
-			func() error {
-				return controller.SetupSheets(mgr, controller.SheetsDeps{Out: out, OAuth: engine, PublicURL: hook.URL, SyncRetries: fastRetries})
-			},
-		}
-		for _, setup := range setups {
-			if err := setup(); err != nil {
-				return nil, err
-			}
 		}
 		if err := hook.Serve(mgr, ups, out, logr.Discard()); err != nil {
 			return nil, err

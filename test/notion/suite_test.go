@@ -30,7 +30,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -79,10 +82,12 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-		if err := controller.SetupNotion(mgr, controller.NotionDeps{Out: out, OAuth: engine, SyncRetries: syncRetries, SyncRechecks: syncRechecks}); err != nil {
+		reports := &notionintegration.Reports{}
+		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine}, &notionintegration.Controller{Reports: reports},
+			&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}); err != nil {
 			return nil, err
 		}
-		if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {
+		if err := grant.SetupHandover(mgr, engine, "default"); err != nil {
 			return nil, err
 		}
 		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})

@@ -60,7 +60,8 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/capability"
-	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -174,8 +175,8 @@ func TestMain(m *testing.M) {
 		}
 		// Rotations reach the copies in the link namespace within a
 		// refresh: a short one here.
-		if err := controller.SetupLinks(mgr, controller.LinksDeps{Out: out, Namespace: opns, DefaultKeys: keys, PublicURL: hookURL, Registerer: metrics,
-			MirrorInterval: 100 * time.Millisecond}); err != nil {
+		links := &receivelink.Controller{Namespace: opns, KeySecret: keys.Name, MirrorInterval: 100 * time.Millisecond}
+		if err := links.Setup(mgr, wire.Deps{Outbound: out, PublicURL: hookURL, Registerer: metrics}); err != nil {
 			return nil, err
 		}
 		stopMgr := testenv.StartManager(mgr)

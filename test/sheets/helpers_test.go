@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -52,8 +52,8 @@ const (
 	colTags    = 6 // G: tags, by the header "Tags"
 )
 
-// grantScope is what the connect flow asks Google for (gsheets.OAuthProvider).
-const grantScope = "openid " + gsheets.Scope
+// grantScope is what the connect flow asks Google for (targets.Sheets.Provider).
+const grantScope = "openid " + targets.SheetsScope
 
 // base is when the sessions of the tests start.
 var base = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)

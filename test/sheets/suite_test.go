@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package sheets_test runs SheetConnection and SheetSync end to end on a
 // real API server (seed 004, issue 10): the two controllers in a manager
-// (controller.SetupSheets), the webhook server's ingest and OAuth routes,
+// (sheetconnection.Controller and sheetsync.Controller), the webhook server's ingest and OAuth routes,
 // and the sandbox's Google OAuth and Sheets over HTTP. The webhook runs on
 // a manager of its own, so a test can stop the controllers' manager in the
 // middle of an append and start a new one, as a crash and a restart would.
@@ -37,7 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/controller"
+	grants "github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -102,10 +105,12 @@ func startControllers(e *testenv.Env) error {
 		return err
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	if err := controller.SetupSheets(mgr, controller.SheetsDeps{Out: out, OAuth: engine, PublicURL: hookURL, SyncRetries: syncRetries}); err != nil {
+	reports := &sheetconnection.Reports{}
+	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL},
+		&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports, Retries: syncRetries}); err != nil {
 		return err
 	}
-	if err := controller.SetupOAuthReceiver(mgr, engine, "default"); err != nil {
+	if err := grants.SetupHandover(mgr, engine, "default"); err != nil {
 		return err
 	}
 	stopControllers = testenv.StartManager(mgr)

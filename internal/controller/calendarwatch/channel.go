@@ -30,7 +30,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -80,7 +82,7 @@ func (r *Reconciler) channelSecret(ctx context.Context, obj *v1alpha1.CalendarWa
 		return runner.Stall(v1alpha1.ConnectSecretConflictReason, fmt.Errorf("channel Secret %s: %w", sec.Name, oauth.ErrConnectSecretConflict))
 	}
 	obj.Status.ChannelTokenSecretName = sec.Name
-	obj.Status.ChannelTokenHash = gcalendar.HashToken(string(sec.Data[ChannelTokenKey]))
+	obj.Status.ChannelTokenHash = calendarpush.HashToken(string(sec.Data[ChannelTokenKey]))
 	return runner.Continue()
 }
 
@@ -106,7 +108,7 @@ func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 	if ch == nil || ch.Expiration == nil {
 		return time.Time{}
 	}
-	if life := ch.Expiration.Sub(time.UnixMilli(gcalendar.ChannelSequence(ch))); life > 0 && life <= renewBefore {
+	if life := ch.Expiration.Sub(time.UnixMilli(calendarpush.ChannelSequence(ch))); life > 0 && life <= renewBefore {
 		renewBefore = life / 2
 	}
 	h := fnv.New64a()
@@ -151,9 +153,9 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
-	seq := max(run.Now.UnixMilli(), gcalendar.ChannelSequence(cur)+1, gcalendar.ChannelSequence(st.PreviousChannel)+1)
-	ch, err := r.Calendar.Watch(ctx, run.Token, gcalendar.WatchRequest{
-		CalendarID: obj.Spec.CalendarID, ID: gcalendar.ChannelID(obj.UID, seq), Token: string(sec.Data[ChannelTokenKey]),
+	seq := max(run.Now.UnixMilli(), calendarpush.ChannelSequence(cur)+1, calendarpush.ChannelSequence(st.PreviousChannel)+1)
+	ch, err := r.Calendar.Watch(ctx, grant.Of(run).Token, gcalendar.WatchRequest{
+		CalendarID: obj.Spec.CalendarID, ID: calendarpush.ChannelID(obj.UID, seq), Token: string(sec.Data[ChannelTokenKey]),
 		Address: PushAddress(r.PublicURL), Expiration: run.Now.Add(obj.Spec.Channel.TTL.Duration),
 	})
 	if err != nil {
@@ -161,7 +163,7 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 			return r.grant.Reauth(obj, "OpenChannel", err)
 		}
 		st.ChannelFailures++
-		next := metav1.NewTime(run.Now.Add(outbound.ChannelRetries.After(int(st.ChannelFailures), err)))
+		next := metav1.NewTime(run.Now.Add(ChannelRetries.After(int(st.ChannelFailures), err)))
 		st.NextChannelAttemptAt = &next
 		reason := v1alpha1.UpstreamUnavailableReason
 		if outbound.IsPermanent(err) {
@@ -230,7 +232,7 @@ const minChannelWait = 100 * time.Millisecond
 func (r *Reconciler) keepChannelPromise(phase runner.Phase[*v1alpha1.CalendarWatch]) runner.Phase[*v1alpha1.CalendarWatch] {
 	return func(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
 		out := phase(ctx, obj, run)
-		if out.Kind() != "stall" || out.Reason() == v1alpha1.ReauthRequiredReason {
+		if !out.IsStall() || out.Reason() == v1alpha1.ReauthRequiredReason {
 			return out
 		}
 		if d, ok := r.untilChannelAttempt(obj); ok && (out.After() == 0 || d < out.After()) {
@@ -249,8 +251,8 @@ func (r *Reconciler) stopPrevious(ctx context.Context, obj *v1alpha1.CalendarWat
 		return
 	}
 	if prev.Expiration == nil || run.Now.Before(prev.Expiration.Time) {
-		if err := r.Calendar.Stop(ctx, run.Token, prev.ID, prev.ResourceID); err != nil {
-			run.RequeueAt(run.Now.Add(outbound.CalendarRetries.After(1, err)))
+		if err := r.Calendar.Stop(ctx, grant.Of(run).Token, prev.ID, prev.ResourceID); err != nil {
+			run.RequeueAt(run.Now.Add(Retries.Exact().After(1, err)))
 			return
 		}
 		r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped the replaced push channel "+prev.ID)
@@ -274,7 +276,7 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	if st.Channel == nil && st.PreviousChannel == nil {
 		return runner.Continue()
 	}
-	if out := r.grant.Grant(ctx, obj, run); out.Kind() != "continue" {
+	if out := r.grant.Grant(ctx, obj, run); !out.IsContinue() {
 		return out
 	}
 	for _, ch := range []**v1alpha1.ChannelStatus{&st.PreviousChannel, &st.Channel} {
@@ -282,7 +284,7 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		if c == nil {
 			continue
 		}
-		if err := r.Calendar.Stop(ctx, run.Token, c.ID, c.ResourceID); err != nil {
+		if err := r.Calendar.Stop(ctx, grant.Of(run).Token, c.ID, c.ResourceID); err != nil {
 			if errors.Is(err, gcalendar.ErrUnauthorized) {
 				return r.grant.Reauth(obj, "StopChannel", err)
 			}
@@ -298,5 +300,5 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 // PushAddress is the address a channel is opened with: the webhook
 // server's public URL and the push route.
 func PushAddress(publicURL string) string {
-	return strings.TrimSuffix(publicURL, "/") + gcalendar.PushPath
+	return strings.TrimSuffix(publicURL, "/") + calendarpush.PushPath
 }

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
@@ -94,7 +95,7 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	if err != nil {
 		if oauth.IsMissingSecret(err) {
 			status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionFalse, v1alpha1.SecretNotFoundReason, err.Error())
-			run.RequeueAt(run.Now.Add(oauth.SecretRecheck))
+			run.RequeueAt(run.Now.Add(grant.SecretRecheck))
 			return runner.Continue()
 		}
 		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
@@ -106,7 +107,7 @@ func (r *Reconciler) deliver(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 				return sinkRefused(obj, err)
 			}
 			st.DeliveryFailures++
-			next := metav1.NewTime(run.Now.Add(outbound.CalendarRetries.AfterOr(int(st.DeliveryFailures), err, obj.Spec.BackupSyncInterval.Duration)))
+			next := metav1.NewTime(run.Now.Add(Retries.Exact().AfterOr(int(st.DeliveryFailures), err, obj.Spec.BackupSyncInterval.Duration)))
 			st.NextDeliveryAt = &next
 			status.Set(obj, v1alpha1.DeliveredCondition, metav1.ConditionFalse, v1alpha1.UpstreamUnavailableReason,
 				fmt.Sprintf("the HTTP sink refused event %s: %v; %d pending, next attempt at %s", d.EventID, err, len(st.PendingDeliveries), next.UTC().Format(time.RFC3339)))

@@ -24,22 +24,22 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -74,11 +74,14 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// PublicURL is the webhook server's public base URL: the connect link,
-	// and each channel's address (PublicURL + gcalendar.PushPath). Without it no
+	// and each channel's address (PublicURL + calendarpush.PushPath). Without it no
 	// channel is opened and the backup sync alone keeps appointments true.
 	PublicURL string
+	// Workers is how many watches are reconciled at once (DefaultWorkers
+	// when 0).
+	Workers int
 
-	grant *oauth.Phases[*v1alpha1.CalendarWatch]
+	grant *grant.Phases[*v1alpha1.CalendarWatch]
 }
 
 // Runner builds the reconcile runner.
@@ -86,26 +89,21 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.CalendarWatch] {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	r.grant = &oauth.Phases[*v1alpha1.CalendarWatch]{
-		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "calendar", PublicURL: r.PublicURL,
-		Provider:      func(*v1alpha1.CalendarWatch) oauth.Provider { return gcalendar.OAuthProvider },
-		Credentials:   func(w *v1alpha1.CalendarWatch) v1alpha1.OAuthCredentials { return w.Spec.OAuth },
-		RefreshBefore: func(w *v1alpha1.CalendarWatch) time.Duration { return w.Spec.TokenRefreshBefore.Duration },
-		Granted:       granted,
-	}
+	r.grant = grant.New[*v1alpha1.CalendarWatch](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL}, targets.Calendar)
 	return &runner.Runner[*v1alpha1.CalendarWatch]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:       func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
 		Suspended: func(w *v1alpha1.CalendarWatch) bool { return w.Spec.Suspend },
 		Normal: []runner.Phase[*v1alpha1.CalendarWatch]{
 			r.grant.Connect, r.grant.Grant, r.channelSecret, r.channel,
-			r.keepChannelPromise(r.sync), r.keepChannelPromise(r.deliver), r.ready,
+			r.keepChannelPromise(r.sync), r.keepChannelPromise(r.deliver),
 		},
+		Ready:   readyMessage,
 		Suspend: []runner.Phase[*v1alpha1.CalendarWatch]{r.suspend},
 		Delete:  []runner.Phase[*v1alpha1.CalendarWatch]{r.release},
 		// Network errors and 5xx: 1, 2, 4, 8, 16 s, never sooner than
 		// Retry-After, then the backup sync timer (seed 002 "Sync Errors").
-		Transient: outbound.Schedule{Base: outbound.CalendarRetries.Base, Retries: outbound.CalendarRetries.Retries, Max: outbound.MaxRetryAfter},
+		Transient: Retries,
 		// A channel attempt promised sooner (status.nextChannelAttemptAt)
 		// is kept.
 		Exhausted: func(w *v1alpha1.CalendarWatch) time.Duration {
@@ -122,9 +120,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CalendarWatch{}, builder.WithPredicates(predicate.Or(status.SpecOrRequest(), notified{}))).
 		// The token Secret the OAuth callback writes reconciles its watches.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.watchesUsing), builder.WithPredicates(oauth.GrantChanged())).
+		Watches(grant.SecretWatch(r, &v1alpha1.CalendarWatchList{})).
 		// The connect Secret and the channel Secret.
 		Owns(&corev1.Secret{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: wire.Workers{N: r.Workers}.Or(DefaultWorkers)}).
 		Named("calendarwatch").
 		Complete(r.Runner())
 }
@@ -140,34 +139,21 @@ func (notified) Update(e event.UpdateEvent) bool {
 		e.ObjectNew.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation]
 }
 
-func (r *Reconciler) watchesUsing(ctx context.Context, o client.Object) []reconcile.Request {
-	return index.Requests(ctx, r, &v1alpha1.CalendarWatchList{}, o.GetNamespace(), index.CalendarTokenSecret, o.GetName())
-}
-
 func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related runtime.Object, typ, reason, action, note string) {
 	if r.Recorder != nil {
 		r.Recorder.Eventf(obj, related, typ, reason, action, "%s", note)
 	}
 }
 
-// granted records the grant's expiry.
-func granted(obj *v1alpha1.CalendarWatch, tok oauth.Token, _ *runner.Run) {
-	if st := &obj.Status; !tok.Expiry.IsZero() && (st.TokenExpiresAt == nil || !st.TokenExpiresAt.Time.Equal(tok.Expiry)) {
-		exp := metav1.NewTime(tok.Expiry)
-		st.TokenExpiresAt = &exp
-	}
-}
-
-// ready: the grant works and the last sync succeeded. A channel that
-// could not be opened leaves the watch Ready (the backup sync keeps
+// readyMessage: the grant works and the last sync succeeded. A channel
+// that could not be opened leaves the watch Ready (the backup sync keeps
 // appointments true) with ChannelReady=False saying why.
-func (r *Reconciler) ready(_ context.Context, obj *v1alpha1.CalendarWatch, _ *runner.Run) runner.Outcome {
+func readyMessage(obj *v1alpha1.CalendarWatch) string {
 	msg := "synced; "
 	if ch := obj.Status.Channel; ch != nil && status.IsTrue(obj, v1alpha1.ChannelReadyCondition) {
 		msg += "push channel " + ch.ID + " open"
 	} else {
 		msg += "no push channel (see ChannelReady): the backup sync runs every " + obj.Spec.BackupSyncInterval.Duration.String()
 	}
-	status.MarkReady(obj, v1alpha1.SucceededReason, msg)
-	return runner.Continue()
+	return msg
 }

@@ -34,8 +34,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -116,7 +118,7 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 	f := &fixture{ns: ns, calendar: "cal" + strconv.FormatInt(calCount.Add(1), 10) + "@example.com",
 		key: types.NamespacedName{Namespace: ns, Name: "visits"}, clock: c, rec: &recorder{}}
 	calEm.AddCalendar(f.calendar)
-	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", gcalendar.Scope), change); err != nil {
+	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", targets.CalendarScope), change); err != nil {
 		t.Fatal(err)
 	}
 	f.r = &Reconciler{
@@ -151,7 +153,7 @@ func (f *fixture) notify(t *testing.T, num int64) {
 	w := f.watch(t)
 	patch := client.MergeFrom(w.DeepCopy())
 	metav1.SetMetaDataAnnotation(&w.ObjectMeta, v1alpha1.CalendarNotificationAnnotation,
-		gcalendar.Notification{ChannelID: w.Status.Channel.ID, MessageNumber: num, State: "exists"}.String())
+		calendarpush.Notification{ChannelID: w.Status.Channel.ID, MessageNumber: num, State: "exists"}.String())
 	if err := env.Client.Patch(context.Background(), w, patch); err != nil {
 		t.Fatal(err)
 	}

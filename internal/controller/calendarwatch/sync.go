@@ -31,6 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/calendarpush"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
@@ -50,13 +52,13 @@ const maxPendingDeliveries = 500
 
 // pendingNotification is the recorded notification the controller has not
 // handled yet.
-func pendingNotification(obj *v1alpha1.CalendarWatch) (gcalendar.Notification, bool) {
-	n, ok := gcalendar.ParseNotification(obj.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation])
+func pendingNotification(obj *v1alpha1.CalendarWatch) (calendarpush.Notification, bool) {
+	n, ok := calendarpush.ParseNotification(obj.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation])
 	if !ok {
-		return gcalendar.Notification{}, false
+		return calendarpush.Notification{}, false
 	}
 	if last := obj.Status.LastNotification; last != nil && last.ChannelID == n.ChannelID && last.MessageNumber >= n.MessageNumber {
-		return gcalendar.Notification{}, false
+		return calendarpush.Notification{}, false
 	}
 	return n, true
 }
@@ -132,7 +134,7 @@ func (r *Reconciler) listChanges(ctx context.Context, obj *v1alpha1.CalendarWatc
 	}
 	restarted := false
 	for pages := 0; ; pages++ {
-		page, err := r.Calendar.List(ctx, run.Token, gcalendar.ListRequest{CalendarID: obj.Spec.CalendarID, SyncToken: syncToken, PageToken: pageToken})
+		page, err := r.Calendar.List(ctx, grant.Of(run).Token, gcalendar.ListRequest{CalendarID: obj.Spec.CalendarID, SyncToken: syncToken, PageToken: pageToken})
 		if errors.Is(err, gcalendar.ErrSyncTokenGone) && res.full && pageToken != "" && !restarted {
 			// A full listing's page token expired under it: start the
 			// listing once more.

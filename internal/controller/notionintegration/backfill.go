@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package papersync
+package notionintegration
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/papers"
@@ -42,7 +42,7 @@ func Backfill(c client.Client, nc *notion.Client) func(ctx context.Context, ni *
 		}
 		created := 0
 		for _, pl := range pages {
-			id, err := arxiv.ParseLink(pl.Link)
+			id, err := arxivid.ParseLink(pl.Link)
 			pageID := notionid.Normalize(pl.PageID)
 			if err != nil || pageID == "" {
 				continue // not an arXiv link: nothing to fill

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -34,24 +35,21 @@ import (
 
 // webhookPath derives the secret webhook path from the webhook token.
 func (r *Reconciler) webhookPath(ctx context.Context, obj *v1alpha1.NotionIntegration, _ *runner.Run) runner.Outcome {
-	path, out := oauth.SecretPath(ctx, r.Client, obj, obj.Spec.WebhookSecretRef.Name, papers.WebhookTokenKey, 16, papers.WebhookPath)
+	path, out := grant.SecretPath(ctx, r.Client, obj, obj.Spec.WebhookSecretRef.Name, papers.WebhookTokenKey, 16, papers.WebhookPath)
 	if path != "" {
 		obj.Status.WebhookPath = path
 	}
 	return out
 }
 
-// granted records the grant's identity and expiry.
+// granted records the grant's refreshes and identity (the Grant phase
+// records its expiry).
 func (r *Reconciler) granted(obj *v1alpha1.NotionIntegration, tok oauth.Token, run *runner.Run) {
 	st := &obj.Status
 	if tok.Refreshed {
 		now := metav1.NewTime(run.Now)
 		st.LastTokenRefreshAt = &now
 		st.TokenRefreshes++
-	}
-	if st.TokenExpiresAt == nil || !st.TokenExpiresAt.Time.Equal(tok.Expiry) {
-		exp := metav1.NewTime(tok.Expiry)
-		st.TokenExpiresAt = &exp
 	}
 	st.WorkspaceID = tok.Extra["workspace_id"]
 	st.WorkspaceName = tok.Extra["workspace_name"]
@@ -76,7 +74,7 @@ func (r *Reconciler) database(ctx context.Context, obj *v1alpha1.NotionIntegrati
 	if name == "" {
 		name = "ArXiv Papers"
 	}
-	db, err := r.Notion.FindOrCreateDatabase(ctx, run.Token, name, spec.ID, obj.Status.DuplicatedTemplateID, spec.ParentPageID)
+	db, err := r.Notion.FindOrCreateDatabase(ctx, grant.Of(run).Token, name, spec.ID, obj.Status.DuplicatedTemplateID, spec.ParentPageID)
 	if err != nil {
 		status.Set(obj, v1alpha1.DatabaseReadyCondition, metav1.ConditionFalse, v1alpha1.UpstreamRejectedReason, err.Error())
 		switch {
@@ -104,7 +102,7 @@ func (r *Reconciler) database(ctx context.Context, obj *v1alpha1.NotionIntegrati
 // healed): on the backfill timer, and when a person asks.
 func (r *Reconciler) backfill(ctx context.Context, obj *v1alpha1.NotionIntegration, run *runner.Run) runner.Outcome {
 	if (backfillDue(obj, run) || run.Requested) && r.Backfill != nil {
-		n, err := r.Backfill(ctx, obj, run.Token)
+		n, err := r.Backfill(ctx, obj, grant.Of(run).Token)
 		if err != nil {
 			return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("backfill: %w", err))
 		}
@@ -120,9 +118,8 @@ func (r *Reconciler) backfill(ctx context.Context, obj *v1alpha1.NotionIntegrati
 	return runner.Continue()
 }
 
-func (r *Reconciler) ready(_ context.Context, obj *v1alpha1.NotionIntegration, _ *runner.Run) runner.Outcome {
-	status.MarkReady(obj, v1alpha1.SucceededReason, fmt.Sprintf("workspace %q connected; database %s", obj.Status.WorkspaceName, obj.Status.DatabaseID))
-	return runner.Continue()
+func readyMessage(obj *v1alpha1.NotionIntegration) string {
+	return fmt.Sprintf("workspace %q connected; database %s", obj.Status.WorkspaceName, obj.Status.DatabaseID)
 }
 
 func (r *Reconciler) event(obj *v1alpha1.NotionIntegration, typ, reason, note string) {

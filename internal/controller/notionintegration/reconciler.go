@@ -30,11 +30,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
@@ -58,6 +58,11 @@ type Notion interface {
 	FindOrCreateDatabase(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (notion.Database, error)
 }
 
+// Retries spaces Notion's and the token endpoint's transient failures: 1,
+// 2, 4 s and on, doubling (seed 000 §7.2), ±10 %, never sooner than
+// Retry-After.
+var Retries = outbound.Schedule{Base: time.Second, Max: outbound.MaxRetryAfter}
+
 // Reconciler reconciles NotionIntegrations.
 type Reconciler struct {
 	client.Client
@@ -70,6 +75,11 @@ type Reconciler struct {
 	// PublicURL is the webhook server's public base URL, for the connect
 	// link kept in the connect Secret ("" keeps only the token).
 	PublicURL string
+	// Reports is the mailbox the PaperSync controller posts to.
+	Reports *Reports
+	// Workers is how many objects are reconciled at once (DefaultWorkers
+	// when 0).
+	Workers int
 }
 
 // Runner is the reconcile skeleton with the integration's phases: the
@@ -78,23 +88,19 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	grant := &oauth.Phases[*v1alpha1.NotionIntegration]{
-		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "notion", PublicURL: r.PublicURL,
-		Provider:      targets.NotionProvider,
-		Credentials:   func(ni *v1alpha1.NotionIntegration) v1alpha1.OAuthCredentials { return ni.Spec.OAuth },
-		RefreshBefore: func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.TokenRefresh.RefreshBefore.Duration },
-		Granted:       r.granted,
-	}
+	phases := grant.New[*v1alpha1.NotionIntegration](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL},
+		targets.Notion).WithProvider(targets.NotionProvider).OnGrant(r.granted)
 	return &runner.Runner[*v1alpha1.NotionIntegration]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:       func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
 		Suspended: func(ni *v1alpha1.NotionIntegration) bool { return ni.Spec.Suspend },
 		Normal: []runner.Phase[*v1alpha1.NotionIntegration]{
-			grant.Connect, r.webhookPath, grant.Grant, r.database, r.backfill, r.ready,
+			r.reports, phases.Connect, r.webhookPath, phases.Grant, r.database, r.backfill,
 		},
+		Ready: readyMessage,
 		// Notion's and the token endpoint's transient failures: 1, 2, 4 s
 		// and on, doubling (seed 000 §7.2), never sooner than Retry-After.
-		Transient: outbound.Schedule{Base: outbound.NotionRetries.Base, Max: outbound.MaxRetryAfter, Jitter: outbound.DefaultJitter},
+		Transient: Retries,
 	}
 }
 
@@ -104,13 +110,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.NotionIntegration{}, builder.WithPredicates(status.SpecOrRequest())).
 		// Token Secrets the operator wrote carry its label and are cached:
 		// a grant from the OAuth callback reconciles its integration.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.integrationsUsing), builder.WithPredicates(oauth.GrantChanged())).
+		Watches(grant.SecretWatch(r, &v1alpha1.NotionIntegrationList{})).
 		// The connect Secret: deleted by the OAuth callback, minted again.
 		Owns(&corev1.Secret{}).
+		// The syncs' tallies (reports.go).
+		WatchesRawSource(r.mailbox().Source()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: wire.Workers{N: r.Workers}.Or(DefaultWorkers)}).
 		Named("notionintegration").
 		Complete(r.Runner())
-}
-
-func (r *Reconciler) integrationsUsing(ctx context.Context, o client.Object) []reconcile.Request {
-	return index.Requests(ctx, r, &v1alpha1.NotionIntegrationList{}, o.GetNamespace(), index.NotionTokenSecret, o.GetName())
 }

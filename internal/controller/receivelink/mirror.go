@@ -216,7 +216,7 @@ func (s *Sweeper) Refresh(ctx context.Context) (MirrorResult, error) {
 		src := types.NamespacedName{Namespace: ns, Name: string(obj.Data[linktoken.DataCredentials])}
 		got, ok := creds[src]
 		if !ok {
-			c, err := blob.LoadCredentials(ctx, s.APIReader, src.Namespace, v1alpha1.SecretReference{Name: src.Name})
+			c, err := loadCredentials(ctx, s.APIReader, src.Namespace, v1alpha1.SecretReference{Name: src.Name})
 			switch {
 			case err == nil:
 				got.creds = &c

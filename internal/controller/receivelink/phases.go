@@ -458,12 +458,12 @@ func keySecretName(l *v1alpha1.ReceiveLink) string {
 	return ""
 }
 
-// ready marks a minted link Ready until its expiry.
-func (r *Reconciler) ready(_ context.Context, l *v1alpha1.ReceiveLink, _ *runner.Run) runner.Outcome {
+// active: the link is minted (every phase continued); the runner marks it
+// Ready with this message until its expiry.
+func active(l *v1alpha1.ReceiveLink) string {
 	l.Status.Phase = v1alpha1.LinkActive
-	status.MarkReady(l, v1alpha1.SucceededReason, fmt.Sprintf("the short link resolves until %s (share URL in Secret %s)",
-		expiresAt(l).UTC().Format(time.RFC3339), l.Status.ShareSecretName))
-	return runner.Continue()
+	return fmt.Sprintf("the short link resolves until %s (share URL in Secret %s)",
+		expiresAt(l).UTC().Format(time.RFC3339), l.Status.ShareSecretName)
 }
 
 // release runs on delete: a live link's blob goes with it unless the

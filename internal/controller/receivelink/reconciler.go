@@ -122,7 +122,8 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.ReceiveLink] {
 	return &runner.Runner[*v1alpha1.ReceiveLink]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:    func() *v1alpha1.ReceiveLink { return &v1alpha1.ReceiveLink{} },
-		Normal: []runner.Phase[*v1alpha1.ReceiveLink]{r.expiry, r.expire, r.blob, r.mint, r.ready},
+		Normal: []runner.Phase[*v1alpha1.ReceiveLink]{r.expiry, r.expire, r.blob, r.mint},
+		Ready:  active,
 		Delete: []runner.Phase[*v1alpha1.ReceiveLink]{r.release},
 	}
 }
@@ -172,7 +173,7 @@ func expiresAt(l *v1alpha1.ReceiveLink) time.Time {
 
 // object is the link's blob with its credentials.
 func (r *Reconciler) object(ctx context.Context, l *v1alpha1.ReceiveLink) (blob.Object, error) {
-	creds, err := blob.LoadCredentials(ctx, r.APIReader, l.Namespace, l.Spec.Blob.CredentialsSecretRef)
+	creds, err := loadCredentials(ctx, r.APIReader, l.Namespace, l.Spec.Blob.CredentialsSecretRef)
 	if err != nil {
 		return blob.Object{}, err
 	}

@@ -248,7 +248,7 @@ func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, used map[s
 	}
 	res.MissingMeta++
 	if string(d[linktoken.DataBlobDeleted]) != "true" && string(d[linktoken.DataPolicy]) != string(v1alpha1.DeletionPolicyRetain) {
-		creds, err := blob.LoadCredentials(ctx, s.APIReader, key.Namespace, v1alpha1.SecretReference{Name: string(d[linktoken.DataCredentials])})
+		creds, err := loadCredentials(ctx, s.APIReader, key.Namespace, v1alpha1.SecretReference{Name: string(d[linktoken.DataCredentials])})
 		if copied := (blob.Credentials{AccessKeyID: string(d[linktoken.DataAccessKeyID]), SecretAccessKey: string(d[linktoken.DataSecretAccessKey])}); err != nil && copied.AccessKeyID != "" && copied.SecretAccessKey != "" {
 			creds, err = copied, nil // the link's namespace went with its Secret: the copy deletes the blob
 		}

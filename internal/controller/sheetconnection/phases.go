@@ -30,8 +30,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
@@ -50,11 +52,11 @@ const (
 
 // ingestPath derives the ingest path from the ingest token.
 func (r *Reconciler) ingestPath(ctx context.Context, obj *v1alpha1.SheetConnection, _ *runner.Run) runner.Outcome {
-	path, out := oauth.SecretPath(ctx, r.Client, obj, obj.Spec.IngestTokenSecretRef.Name, timesheet.IngestTokenKey, timesheet.MinTokenLength, timesheet.IngestPath)
+	path, out := grant.SecretPath(ctx, r.Client, obj, obj.Spec.IngestTokenSecretRef.Name, timesheet.IngestTokenKey, timesheet.MinTokenLength, timesheet.IngestPath)
 	if path != "" {
 		obj.Status.IngestPath = path
 	}
-	if out.Kind() != "continue" && obj.Status.Phase == "" {
+	if !out.IsContinue() && obj.Status.Phase == "" {
 		obj.Status.Phase = v1alpha1.ConnectionRevoked
 	}
 	return out
@@ -87,14 +89,10 @@ func (r *Reconciler) hasGrant(ctx context.Context, obj *v1alpha1.SheetConnection
 	return err == nil && len(sec.Data[oauth.KeyRefreshToken]) > 0
 }
 
-// granted records the grant's account and expiry; a grant other than the
-// one Google refused clears the refusal.
+// granted records the grant's account (the Grant phase records its
+// expiry); a grant other than the one Google refused clears the refusal.
 func granted(obj *v1alpha1.SheetConnection, tok oauth.Token, _ *runner.Run) {
 	st := &obj.Status
-	if !tok.Expiry.IsZero() && (st.TokenExpiresAt == nil || !st.TokenExpiresAt.Time.Equal(tok.Expiry)) {
-		exp := metav1.NewTime(tok.Expiry)
-		st.TokenExpiresAt = &exp
-	}
 	if sub := tok.Extra[oauth.KeySubject]; sub != "" {
 		st.GoogleUserID = sub
 	}
@@ -134,7 +132,7 @@ func Refuse(obj *v1alpha1.SheetConnection, grantedAt string, at time.Time, err e
 // 004 §2 ColumnMappingConfiguration, §5).
 func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, run *runner.Run) runner.Outcome {
 	st := &obj.Status
-	ss, err := r.Sheets.Spreadsheet(ctx, run.Token, obj.Spec.SpreadsheetID)
+	ss, err := r.Sheets.Spreadsheet(ctx, grant.Of(run).Token, obj.Spec.SpreadsheetID)
 	if out, failed := r.googleFailed(obj, run, "read spreadsheet "+obj.Spec.SpreadsheetID, err); failed {
 		return out
 	}
@@ -144,7 +142,7 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	}
 	id := found.ID
 	st.SheetID, st.SheetTitle, st.TimeZone = &id, found.Title, ss.TimeZone
-	header, err := r.Sheets.Row(ctx, run.Token, obj.Spec.SpreadsheetID, found.Title, 1)
+	header, err := r.Sheets.Row(ctx, grant.Of(run).Token, obj.Spec.SpreadsheetID, found.Title, 1)
 	if out, failed := r.googleFailed(obj, run, "read row 1 of "+gsheets.QuoteTitle(found.Title), err); failed {
 		return out
 	}
@@ -193,27 +191,6 @@ func notFound(obj *v1alpha1.SheetConnection, err error) runner.Outcome {
 	return runner.Stall(SheetNotFoundReason, err).RecheckAfter(HeaderRecheck)
 }
 
-// SheetGone records on obj what an append found: the spreadsheet or the
-// sheet of spec.sheet is gone (deleted, unshared, or renamed while
-// selected by title). The connection stops taking sessions, as its own
-// read would have stopped it, and pending syncs wait for a person to fix
-// the sheet or the spec; the connection's next read (every HeaderRecheck,
-// or at once on a requested-at) resumes it.
-func SheetGone(obj *v1alpha1.SheetConnection, err error) {
-	notFound(obj, err)
-	status.MarkStalled(obj, SheetNotFoundReason, err.Error())
-}
-
-// Renamed records on obj that the sheet of spec.sheet.id is now titled
-// title: a person renamed the tab; the id, and with it the connection,
-// stays the same.
-func Renamed(obj *v1alpha1.SheetConnection, title string) {
-	obj.Status.SheetTitle = title
-	if status.IsTrue(obj, v1alpha1.ReadyCondition) {
-		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
-	}
-}
-
 func readyMessage(obj *v1alpha1.SheetConnection) string {
 	return "Active: appending to " + gsheets.QuoteTitle(obj.Status.SheetTitle) + " of spreadsheet " + obj.Spec.SpreadsheetID
 }
@@ -244,7 +221,7 @@ func (r *Reconciler) googleFailed(obj *v1alpha1.SheetConnection, run *runner.Run
 	case err == nil:
 		return runner.Continue(), false
 	case errors.Is(err, gsheets.ErrUnauthorized):
-		Refuse(obj, run.GrantID, run.Now, fmt.Errorf("%s: %w", what, err))
+		Refuse(obj, grant.Of(run).ID, run.Now, fmt.Errorf("%s: %w", what, err))
 		return r.refused(context.Background(), obj, run), true
 	case errors.Is(err, gsheets.ErrNotFound):
 		return notFound(obj, fmt.Errorf("%s: %w", what, err)), true
@@ -252,11 +229,11 @@ func (r *Reconciler) googleFailed(obj *v1alpha1.SheetConnection, run *runner.Run
 	return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("%s: %w", what, err)), true
 }
 
-// ready: the grant works and every mapped column resolved.
-func (r *Reconciler) ready(_ context.Context, obj *v1alpha1.SheetConnection, _ *runner.Run) runner.Outcome {
+// active: the grant works and every mapped column resolved (every phase
+// continued); the runner marks the connection Ready with this message.
+func active(obj *v1alpha1.SheetConnection) string {
 	obj.Status.Phase = v1alpha1.ConnectionActive
-	status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
-	return runner.Continue()
+	return readyMessage(obj)
 }
 
 // disconnect revokes the grant at Google and forgets it (seed 004 §4
@@ -265,7 +242,7 @@ func (r *Reconciler) ready(_ context.Context, obj *v1alpha1.SheetConnection, _ *
 // connection.
 func (r *Reconciler) disconnect(ctx context.Context, obj *v1alpha1.SheetConnection, _ *runner.Run) runner.Outcome {
 	clientKey, tokenKey := oauth.Keys(obj.Namespace, obj.Spec.OAuth)
-	if err := r.OAuth.Disconnect(ctx, gsheets.OAuthProvider, clientKey, tokenKey); err != nil {
+	if err := r.OAuth.Disconnect(ctx, targets.Sheets.Provider, clientKey, tokenKey); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
 	if obj.Status.Phase != v1alpha1.ConnectionRevoked && r.Recorder != nil {

@@ -32,13 +32,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -64,6 +65,12 @@ type Grants interface {
 	Disconnect(ctx context.Context, p oauth.Provider, clientKey, tokenKey types.NamespacedName) error
 }
 
+// Retries spaces the retries of Sheets calls that failed transiently: 1,
+// 2, 4, 8 and 16 seconds ±10 %, never sooner than Retry-After, then the
+// header recheck. Seed 004 names no schedule for the connection; this is
+// Google's, as CalendarWatch uses it (seed 002 "Retry Logic").
+var Retries = outbound.Schedule{Base: time.Second, Retries: 5, Max: outbound.MaxRetryAfter}
+
 // HeaderRecheck is how often row 1 is read again: a person may rename a
 // header at any time, and Google sends no event for it.
 const HeaderRecheck = 10 * time.Minute
@@ -78,8 +85,13 @@ type Reconciler struct {
 	// PublicURL is the webhook server's public base URL, for the connect
 	// link.
 	PublicURL string
+	// Reports is the mailbox the SheetSync controller posts to.
+	Reports *Reports
+	// Workers is how many objects are reconciled at once (DefaultWorkers
+	// when 0).
+	Workers int
 
-	grant *oauth.Phases[*v1alpha1.SheetConnection]
+	grant *grant.Phases[*v1alpha1.SheetConnection]
 }
 
 // Runner builds the reconcile runner.
@@ -87,23 +99,19 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetConnection] {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	r.grant = &oauth.Phases[*v1alpha1.SheetConnection]{
-		Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, Target: "sheets", PublicURL: r.PublicURL,
-		Provider:      func(*v1alpha1.SheetConnection) oauth.Provider { return gsheets.OAuthProvider },
-		Credentials:   func(c *v1alpha1.SheetConnection) v1alpha1.OAuthCredentials { return c.Spec.OAuth },
-		RefreshBefore: func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.TokenRefreshBefore.Duration },
-		Granted:       granted,
-	}
+	r.grant = grant.New[*v1alpha1.SheetConnection](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL},
+		targets.Sheets).OnGrant(granted)
 	return &runner.Runner[*v1alpha1.SheetConnection]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:       func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
 		Suspended: func(c *v1alpha1.SheetConnection) bool { return c.Spec.Suspend },
 		Normal: []runner.Phase[*v1alpha1.SheetConnection]{
-			r.ingestPath, r.grant.Connect, r.authorised, r.refused, r.sheet, r.ready,
+			r.reports, r.ingestPath, r.grant.Connect, r.authorised, r.refused, r.sheet,
 		},
+		Ready:     active,
 		Suspend:   []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
 		Delete:    []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
-		Transient: outbound.Schedule{Base: outbound.CalendarRetries.Base, Retries: outbound.CalendarRetries.Retries, Max: outbound.MaxRetryAfter},
+		Transient: Retries,
 		Exhausted: func(*v1alpha1.SheetConnection) time.Duration { return HeaderRecheck },
 	}
 }
@@ -114,13 +122,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.SheetConnection{}, builder.WithPredicates(status.SpecOrRequest())).
 		// The token Secret the OAuth callback writes reconciles its
 		// connections: a new grant turns Revoked or Error into Active.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.connectionsUsing), builder.WithPredicates(oauth.GrantChanged())).
+		Watches(grant.SecretWatch(r, &v1alpha1.SheetConnectionList{})).
 		// The connect Secret.
 		Owns(&corev1.Secret{}).
+		// What the appends found (reports.go).
+		WatchesRawSource(r.mailbox().Source()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: wire.Workers{N: r.Workers}.Or(DefaultWorkers)}).
 		Named("sheetconnection").
 		Complete(r.Runner())
-}
-
-func (r *Reconciler) connectionsUsing(ctx context.Context, o client.Object) []reconcile.Request {
-	return index.Requests(ctx, r, &v1alpha1.SheetConnectionList{}, o.GetNamespace(), index.SheetSecrets, o.GetName())
 }

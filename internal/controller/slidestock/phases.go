@@ -68,9 +68,9 @@ func (r *Reconciler) startOver(_ context.Context, obj *v1alpha1.SlideStock, run 
 func (r *Reconciler) settled(_ context.Context, obj *v1alpha1.SlideStock, run *runner.Run) runner.Outcome {
 	switch obj.Status.Phase {
 	case v1alpha1.SlideReady:
-		// A memo edit bumps the generation; the metadata stands.
-		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
-		return runner.Done()
+		// A memo edit bumps the generation; the metadata stands, and the
+		// runner marks it observed.
+		return runner.Continue()
 	case v1alpha1.SlideFailed:
 		c := status.Get(obj, v1alpha1.StalledCondition)
 		if c != nil {
@@ -92,7 +92,7 @@ func (r *Reconciler) settled(_ context.Context, obj *v1alpha1.SlideStock, run *r
 // deadline.
 func (r *Reconciler) recheckDelay(obj *v1alpha1.SlideStock) time.Duration {
 	s := r.Recheck
-	s.Jitter = 0
+	s = s.Exact()
 	return s.Delay(int(obj.Status.Attempts) - MaxAttempts + 1)
 }
 
@@ -100,6 +100,9 @@ func (r *Reconciler) recheckDelay(obj *v1alpha1.SlideStock) time.Duration {
 // transient ones are retried on the schedule, then Failed with the
 // dead-letter Event, then rechecked.
 func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *runner.Run) runner.Outcome {
+	if obj.Status.Phase == v1alpha1.SlideReady {
+		return runner.Continue()
+	}
 	ref, err := slides.Parse(obj.Spec.URL)
 	if err != nil {
 		// Admission's CEL rule lets through what the parser refuses only
@@ -112,14 +115,14 @@ func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *run
 	if !rechecking {
 		st.Phase = v1alpha1.SlidePending
 	}
-	st.Provider, st.CanonicalURL = ref.Provider, ref.CanonicalURL
+	st.Provider, st.CanonicalURL = v1alpha1.SlideProvider(ref.Provider), ref.CanonicalURL
 	st.Attempts++
 	meta, err := r.Fetcher.Fetch(ctx, ref)
 	now := metav1.NewTime(r.Clock.Now())
 	st.LastFetchedAt = &now
 	if err == nil {
-		r.ready(obj, meta)
-		return runner.Done()
+		stocked(obj, meta)
+		return runner.Continue()
 	}
 	st.LastError = err.Error()
 	switch {
@@ -142,12 +145,12 @@ func (r *Reconciler) fetch(ctx context.Context, obj *v1alpha1.SlideStock, _ *run
 	return runner.Retry(v1alpha1.UpstreamUnavailableReason, errors.New(msg), delay)
 }
 
-func (r *Reconciler) ready(obj *v1alpha1.SlideStock, m oembed.Metadata) {
+// stocked records the metadata; the runner then marks the stock Ready.
+func stocked(obj *v1alpha1.SlideStock, m oembed.Metadata) {
 	st := &obj.Status
 	st.Phase = v1alpha1.SlideReady
 	st.Title, st.AuthorName, st.EmbedURL, st.ThumbnailURL = m.Title, m.AuthorName, m.EmbedURL, m.ThumbnailURL
 	st.LastError = ""
-	status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
 }
 
 func readyMessage(obj *v1alpha1.SlideStock) string {

@@ -19,6 +19,9 @@ limitations under the License.
 package slidestock
 
 import (
+	"flag"
+	"time"
+
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/oembed"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
@@ -41,8 +45,8 @@ import (
 const (
 	// MaxAttempts is the most fetches made for one URL before it is Failed.
 	MaxAttempts = 4
-	// DefaultConcurrency is how many stocks are fetched at once.
-	DefaultConcurrency = 8
+	// DefaultWorkers is how many stocks are fetched at once.
+	DefaultWorkers = 8
 )
 
 // Reconciler reconciles SlideStocks.
@@ -51,15 +55,21 @@ type Reconciler struct {
 	Fetcher  oembed.Fetcher
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
-	// Retries spaces the attempts of one fetch (outbound.SlideRetries when
-	// its Base is 0).
+	// Retries spaces the attempts of one fetch (DefaultRetries when its
+	// Base is 0).
 	Retries outbound.Schedule
 	// Recheck spaces the single fetches that look again at a stock whose
 	// retries ran out (outbound.Recheck when its Base is 0).
 	Recheck outbound.Schedule
-	// Concurrency is MaxConcurrentReconciles (DefaultConcurrency when 0).
-	Concurrency int
+	// Workers is how many stocks are reconciled at once (DefaultWorkers
+	// when 0).
+	Workers int
 }
+
+// DefaultRetries spaces the attempts of one fetch: 2, 4 and 8 seconds
+// ±20 %, four attempts in all (seed 001 §7.2; the seed leaves Cloudflare
+// Queues' spacing open).
+var DefaultRetries = outbound.Schedule{Base: 2 * time.Second, Retries: MaxAttempts - 1, Max: outbound.MaxRetryAfter, Jitter: 0.2}
 
 // Runner is the reconcile skeleton with SlideStock's phases.
 func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
@@ -67,7 +77,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
 		r.Clock = clock.RealClock{}
 	}
 	if r.Retries.Base == 0 {
-		r.Retries = outbound.SlideRetries
+		r.Retries = DefaultRetries
 	}
 	if r.Recheck.Base == 0 {
 		r.Recheck = outbound.Recheck
@@ -77,18 +87,33 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
 		New:       func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
 		Suspended: func(s *v1alpha1.SlideStock) bool { return s.Spec.Suspend },
 		Normal:    []runner.Phase[*v1alpha1.SlideStock]{r.startOver, r.settled, r.fetch},
+		Ready:     readyMessage,
 	}
+}
+
+// Controller is SlideStock's controller as the manager lists it.
+type Controller struct{ Workers wire.Workers }
+
+// Name is the controller's name and flag prefix.
+func (*Controller) Name() string { return "slidestock" }
+
+// BindFlags registers --slidestock-workers.
+func (c *Controller) BindFlags(fs *flag.FlagSet) {
+	c.Workers.Bind(fs, c.Name(), "SlideStocks", DefaultWorkers)
+}
+
+// Setup registers the controller with the oEmbed client.
+func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
+	return (&Reconciler{Client: mgr.GetClient(), Fetcher: &oembed.Client{Out: d.Outbound},
+		Recorder: wire.Recorder(mgr, c.Name()), Workers: c.Workers.N}).SetupWithManager(mgr)
 }
 
 // SetupWithManager registers the controller. It reacts to spec changes and
 // requests only, not to its own status writes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Concurrency <= 0 {
-		r.Concurrency = DefaultConcurrency
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.SlideStock{}, builder.WithPredicates(status.SpecOrRequest())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: wire.Workers{N: r.Workers}.Or(DefaultWorkers)}).
 		Named("slidestock").
 		Complete(r.Runner())
 }

@@ -127,7 +127,7 @@ func TestMain(m *testing.M) {
 			Client:   hookedClient{Client: mgr.GetClient(), hook: hook},
 			Fetcher:  &oembed.Client{Out: out},
 			Recorder: mgr.GetEventRecorder("slidestock-controller"),
-			Retries:  outbound.Schedule{Base: 20 * time.Millisecond, Retries: slidestock.MaxAttempts - 1, Max: 5 * time.Second},
+			Retries:  outbound.Schedule{Base: 20 * time.Millisecond, Retries: slidestock.MaxAttempts - 1, Max: 5 * time.Second, Jitter: outbound.NoJitter},
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err

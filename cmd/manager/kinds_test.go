@@ -1,0 +1,48 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+// Every kind of the API has its controller in the manager's list, with a
+// --<kind>-workers flag (the chart's manager.workers renders them), and
+// no two controllers share a name.
+func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	names := map[string]bool{}
+	for _, k := range kinds() {
+		if names[k.Name()] {
+			t.Errorf("two controllers are named %s", k.Name())
+		}
+		names[k.Name()] = true
+		k.BindFlags(fs)
+	}
+	for _, kind := range v1alpha1.Kinds() {
+		name := strings.ToLower(kind)
+		if !names[name] {
+			t.Errorf("%s has no controller in kinds() (cmd/manager/controllers.go)", kind)
+		}
+		if fs.Lookup(name+"-workers") == nil {
+			t.Errorf("%s's controller binds no --%s-workers", kind, name)
+		}
+	}
+}
