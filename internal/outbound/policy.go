@@ -63,23 +63,13 @@ type Schedule struct {
 }
 
 // Each controller keeps the schedules its seed specifies beside it
-// (calendarwatch.Retries, slidestock.DefaultRetries, …). The schedules
-// below are still shared by the child kinds.
-var (
-	// NotionRetries: arXiv 503 and Notion 429 are retried at 1, 2 and 4
-	// seconds, three times (seed 000 §7.2).
-	NotionRetries = Schedule{Base: time.Second, Retries: 3, Max: MaxRetryAfter, Jitter: NoJitter}
-	// SheetsRetries: an append Google throttled (429, its quota of 60
-	// writes a minute per user) or failed (5xx, timeout) is tried again
-	// after 1, 2, 4 … 64 seconds, never sooner than Retry-After: seven
-	// retries span two minutes, more than a quota minute.
-	SheetsRetries = Schedule{Base: time.Second, Retries: 7, Max: MaxRetryAfter, Jitter: DefaultJitter}
-	// Recheck looks again at an object whose retries ran out, as
-	// cert-manager retries a failed issuance: 1 h doubling to 24 h, ±10 %.
-	// An upstream outage longer than a schedule's few seconds heals by
-	// itself.
-	Recheck = Schedule{Base: time.Hour, Max: 24 * time.Hour}
-)
+// (calendarwatch.Retries, papersync.DefaultRetries, …). Recheck is the
+// policy of every kind whose retries ran out.
+
+// Recheck looks again at an object whose retries ran out, as cert-manager
+// retries a failed issuance: 1 h doubling to 24 h, ±10 %. An upstream
+// outage longer than a schedule's few seconds heals by itself.
+var Recheck = Schedule{Base: time.Hour, Max: 24 * time.Hour}
 
 // Exhausted reports whether retry number n (1 for the first retry) is
 // beyond the schedule.

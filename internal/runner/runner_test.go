@@ -147,7 +147,9 @@ func TestAPhaseThatDoesNotContinueLeavesReadyAlone(t *testing.T) {
 	key := newStock(t, false)
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	r := newRunner(clk, func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return runner.Continue() },
-		func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return runner.Wait(time.Minute) })
+		func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome {
+			return runner.Wait(time.Minute)
+		})
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
 		t.Fatal(err)
 	}

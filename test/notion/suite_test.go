@@ -56,7 +56,7 @@ var (
 // syncRetries is seed 000's 1, 2, 4 s schedule scaled down a hundredfold,
 // so the flows run the real retries quickly; the delays themselves are
 // asserted by the PaperSync controller's unit tests.
-var syncRetries = outbound.Schedule{Base: 10 * time.Millisecond, Retries: outbound.NotionRetries.Retries, Max: outbound.MaxRetryAfter}
+var syncRetries = outbound.Schedule{Base: 10 * time.Millisecond, Retries: papersync.DefaultRetries.Retries, Max: outbound.MaxRetryAfter}
 
 // syncRechecks is the rechecks' 1 minute to half an hour scaled down, so
 // that a sync whose retries ran out is looked at again within the test.

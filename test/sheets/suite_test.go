@@ -67,7 +67,7 @@ var (
 // syncRetries is the SheetSync schedule (1 s doubling, seven retries)
 // scaled down fiftyfold, so a retried append does not slow a test; the
 // delays themselves are the controller's unit tests' business.
-var syncRetries = outbound.Schedule{Base: 20 * time.Millisecond, Retries: outbound.SheetsRetries.Retries, Max: outbound.MaxRetryAfter}
+var syncRetries = outbound.Schedule{Base: 20 * time.Millisecond, Retries: sheetsync.DefaultRetries.Retries, Max: outbound.MaxRetryAfter}
 
 // lineLog keeps log lines, so a test can look for secrets in them.
 type lineLog struct {

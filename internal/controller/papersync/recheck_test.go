@@ -91,7 +91,7 @@ func TestRechecksBackOffToHalfAnHour(t *testing.T) {
 	r.Runner()
 	var got []time.Duration
 	for n := 1; n <= 7; n++ {
-		got = append(got, r.recheckDelay(int32(outbound.NotionRetries.Retries+n)))
+		got = append(got, r.recheckDelay(int32(DefaultRetries.Retries+n)))
 	}
 	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute, 30 * time.Minute}
 	for i := range want {

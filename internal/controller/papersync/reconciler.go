@@ -90,6 +90,12 @@ type Notion interface {
 	UpdatePaper(ctx context.Context, token, pageID string, p notion.Paper) error
 }
 
+// DefaultRetries: arXiv 503 and Notion 429 are retried at 1, 2 and 4
+// seconds, three times (seed 000 §7.2), never sooner than Retry-After.
+// Exact: the next attempt is stored in status, and the runner spreads the
+// requeue.
+var DefaultRetries = outbound.Schedule{Base: time.Second, Retries: 3, Max: outbound.MaxRetryAfter, Jitter: outbound.NoJitter}
+
 // Reconciler reconciles PaperSyncs.
 type Reconciler struct {
 	client.Client
@@ -99,7 +105,7 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// Retries spaces the attempts of a sync whose arXiv or Notion call
-	// failed transiently (outbound.NotionRetries when Base is 0: 1, 2, 4 s).
+	// failed transiently (DefaultRetries when Base is 0: 1, 2, 4 s).
 	Retries outbound.Schedule
 	// Recheck spaces the attempts at a sync whose retries ran out
 	// (DefaultRecheck when Base is 0).
@@ -119,7 +125,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.PaperSync] {
 		r.Clock = clock.RealClock{}
 	}
 	if r.Retries.Base == 0 {
-		r.Retries = outbound.NotionRetries
+		r.Retries = DefaultRetries
 	}
 	if r.Recheck.Base == 0 {
 		r.Recheck = DefaultRecheck

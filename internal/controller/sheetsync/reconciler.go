@@ -105,6 +105,12 @@ const (
 	DefaultWorkers = children.DefaultWorkers
 )
 
+// DefaultRetries: an append Google throttled (429, its quota of 60 writes
+// a minute per user) or failed (5xx, timeout) is tried again after 1, 2,
+// 4 … 64 seconds ±10 %, never sooner than Retry-After: seven retries span
+// two minutes, more than a quota minute.
+var DefaultRetries = outbound.Schedule{Base: time.Second, Retries: 7, Max: outbound.MaxRetryAfter}
+
 // Reconciler reconciles SheetSyncs.
 type Reconciler struct {
 	client.Client
@@ -113,7 +119,7 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	// Retries spaces the attempts of an append Google throttled or failed
-	// (outbound.SheetsRetries when Base is 0): each session on its own
+	// (DefaultRetries when Base is 0): each session on its own
 	// schedule, counted from its own attempts.
 	Retries outbound.Schedule
 	// Recheck spaces the attempts of a session whose Retries are spent
@@ -133,7 +139,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 		r.Clock = clock.RealClock{}
 	}
 	if r.Retries.Base == 0 {
-		r.Retries = outbound.SheetsRetries
+		r.Retries = DefaultRetries
 	}
 	if r.Recheck.Base == 0 {
 		r.Recheck = outbound.Recheck

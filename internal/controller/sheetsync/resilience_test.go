@@ -34,7 +34,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
@@ -44,7 +43,7 @@ import (
 func (f *fixture) withSchedule(t *testing.T) {
 	t.Helper()
 	f.syncs = (&sheetsync.Reconciler{Client: cached, OAuth: f.engine, Sheets: sheets, Recorder: f.rec, Clock: f.clock,
-		Retries: outbound.SheetsRetries, Connections: f.reports}).Runner()
+		Retries: sheetsync.DefaultRetries, Connections: f.reports}).Runner()
 }
 
 // queue reconciles objects as the controllers' work queues would, on the
@@ -154,7 +153,7 @@ func TestEachSessionKeepsItsOwnRetryScheduleWhileTheQuotaIsHeld(t *testing.T) {
 	for _, s := range f.syncsOf(t) {
 		// One attempt and at most seven retries each: its own schedule.
 		if s.Status.Attempts > 8 {
-			t.Errorf("session %s took %d attempts, more than 1 + %d retries", s.Spec.Session.ID, s.Status.Attempts, outbound.SheetsRetries.Retries)
+			t.Errorf("session %s took %d attempts, more than 1 + %d retries", s.Spec.Session.ID, s.Status.Attempts, sheetsync.DefaultRetries.Retries)
 		}
 	}
 	if got := len(f.data()); got != 2 {
