@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Command manager runs the Switchboard controllers: one per kind, all
 // outbound SaaS calls, retries and token refresh. It is leader-elected.
 package main
