@@ -75,8 +75,7 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 	if !c.WaitForCacheSync(ctx) {
 		t.Fatal("cache did not sync")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.EventuallyReport(t, 10*time.Second, "the lookups by token Secret and by webhook path to find n1", func() (bool, string) {
 		var bySecret, byPath v1alpha1.NotionIntegrationList
 		if err := c.List(ctx, &bySecret, client.InNamespace(ns), client.MatchingFields{index.OAuthSecrets: "token-ws-b"}); err != nil {
 			t.Fatal(err)
@@ -85,13 +84,10 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(bySecret.Items) == 1 && bySecret.Items[0].Name == "n1" && len(byPath.Items) == 1 && byPath.Items[0].Name == "n1" {
-			return
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lookup by token Secret found %d objects, by webhook path %d", len(bySecret.Items), len(byPath.Items))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("lookup by token Secret found %d objects, by webhook path %d", len(bySecret.Items), len(byPath.Items))
+	})
 }
 
 func TestOnlyUnfinishedPaperSyncsAreIndexedAsPending(t *testing.T) {
@@ -113,29 +109,25 @@ func TestOnlyUnfinishedPaperSyncsAreIndexedAsPending(t *testing.T) {
 			}
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var all, pending v1alpha1.PaperSyncList
+	var pending v1alpha1.PaperSyncList
+	testenv.EventuallyWithin(t, 10*time.Second, "the cache to show the finished sync", func() bool {
+		var all v1alpha1.PaperSyncList
 		if err := c.List(ctx, &all, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
+		pending = v1alpha1.PaperSyncList{}
 		if err := c.List(ctx, &pending, client.InNamespace(ns), client.MatchingFields{index.PendingPaperSyncs: "research"}); err != nil {
 			t.Fatal(err)
 		}
-		finishedSeen := false
 		for _, ps := range all.Items {
-			finishedSeen = finishedSeen || ps.Status.CompletedAt != nil
-		}
-		if finishedSeen {
-			if len(pending.Items) != 1 || pending.Items[0].Name != "pending" {
-				t.Fatalf("pending lookup found %d objects, want only the unfinished one", len(pending.Items))
+			if ps.Status.CompletedAt != nil {
+				return true
 			}
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cache never showed the finished sync")
-		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	})
+	if len(pending.Items) != 1 || pending.Items[0].Name != "pending" {
+		t.Fatalf("pending lookup found %d objects, want only the unfinished one", len(pending.Items))
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 func states(t *testing.T, clk *clocktesting.FakeClock) *oauth.States {
@@ -161,23 +162,14 @@ func TestTheCollectorDeletesStatesOlderThanTenMinutes(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	// The first pass runs at start; then the collector waits on its ticker.
-	deadline := time.Now().Add(10 * time.Second)
-	for !clk.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("the collector never waited on its ticker")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testenv.EventuallyWithin(t, 10*time.Second, "the collector to wait on its ticker", clk.HasWaiters)
 	if n := countStates(t, s.Namespace); n != 2 {
 		t.Fatalf("%d states after the first pass, want 2", n)
 	}
 	clk.Step(2 * time.Minute) // eleven minutes old: the next tick deletes them
-	for countStates(t, s.Namespace) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("expired states not collected")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.EventuallyWithin(t, 10*time.Second, "the expired states to be collected", func() bool {
+		return countStates(t, s.Namespace) == 0
+	})
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: "unrelated"}, &corev1.Secret{}); err != nil {
 		t.Fatalf("the collector touched another Secret: %v", err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/session"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 func TestASessionIsASecretNamedByAHashAndLabelledWithItsUser(t *testing.T) {
@@ -381,20 +382,12 @@ func TestTheCollectorRunsOnItsTimer(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
 	// Wait for the ticker, then pass the session's end and tick.
-	for !clk.HasWaiters() {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.EventuallyWithin(t, 20*time.Second, "the collector to wait on its ticker", clk.HasWaiters)
 	clk.Step(30*24*time.Hour + time.Hour)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, ok := sessionSecret(t, s, sid); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the collector did not delete the expired session on its tick")
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	testenv.EventuallyWithin(t, 20*time.Second, "the collector to delete the expired session on its tick", func() bool {
+		_, ok := sessionSecret(t, s, sid)
+		return !ok
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -207,20 +207,21 @@ func (p *process) exited() bool {
 // one of procs exits.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool, procs ...*process) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
+	if _, ok := testenv.Poll(timeout, 100*time.Millisecond, func() (bool, string) {
+		if cond() {
+			return true, ""
+		}
 		for _, p := range procs {
 			if p.exited() {
 				t.Fatalf("%s exited while waiting for %s:\n%s", p.name, what, tail(p.output(t)))
 			}
 		}
-		if time.Now().After(deadline) {
-			for _, p := range procs {
-				t.Logf("%s log:\n%s", p.name, tail(p.output(t)))
-			}
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		return false, ""
+	}); !ok {
+		for _, p := range procs {
+			t.Logf("%s log:\n%s", p.name, tail(p.output(t)))
 		}
-		time.Sleep(100 * time.Millisecond)
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
 	}
 }
 

@@ -204,24 +204,26 @@ func installMonitoringCRDs(e *testenv.Env) (func(), error) {
 }
 
 func waitEstablished(ctx context.Context, e *testenv.Env, name string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var err error
+	if _, ok := testenv.Poll(30*time.Second, 50*time.Millisecond, func() (bool, string) {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("apiextensions.k8s.io/v1")
 		u.SetKind("CustomResourceDefinition")
-		if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
-			return err
+		if err = e.Client.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+			return true, "" // stop: the error is the answer
 		}
 		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 		for _, c := range conds {
 			m, _ := c.(map[string]any)
 			if m["type"] == "Established" && m["status"] == string(metav1.ConditionTrue) {
-				return nil
+				return true, ""
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false, ""
+	}); !ok {
+		return fmt.Errorf("CRD %s not established after 30s", name)
 	}
-	return fmt.Errorf("CRD %s not established after 30s", name)
+	return err
 }
 
 func readFile(t testing.TB, path string) string {

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // TestSamplesUnderGitOps applies config/samples as a GitOps tool would and
@@ -134,19 +135,14 @@ func TestSamplesUnderGitOps(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got *unstructured.Unstructured
-		var last string
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		testenv.EventuallyReport(t, 20*time.Second, "Reconciling=True", func() (bool, string) {
 			got = fetch(t, u)
 			if st, _ := condition(got, v1alpha1.ReconcilingCondition); st == "True" {
-				break
+				return true, ""
 			}
-			last, _ = condition(got, v1alpha1.ReadyCondition)
-			if time.Now().After(deadline) {
-				t.Fatalf("no Reconciling=True within 20s (Ready %s)", last)
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
+			ready, _ := condition(got, v1alpha1.ReadyCondition)
+			return false, "Ready " + ready
+		})
 		expect(t, got, "retrying", status.InProgressStatus, "Progressing")
 		box.ClearFault(sandbox.SpeakerDeckOEmbed)
 		// Ask for the fetch now rather than at the next backoff step, as a

@@ -268,22 +268,17 @@ func expect(t *testing.T, u *unstructured.Unstructured, state string, want statu
 func waitFor(t *testing.T, u *unstructured.Unstructured, want status.Status) *unstructured.Unstructured {
 	t.Helper()
 	var got *unstructured.Unstructured
-	var last string
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testenv.EventuallyReport(t, 20*time.Second, fmt.Sprintf("%s %s to be %s at its generation", u.GetKind(), u.GetName(), want), func() (bool, string) {
 		got = fetch(t, u)
 		res := compute(t, got)
 		gen, observed := generations(got)
 		ready, _ := condition(got, v1alpha1.ReadyCondition)
 		if res.Status == want && gen == observed && (want != status.CurrentStatus || ready == "True") {
-			return got
+			return true, ""
 		}
-		last = fmt.Sprintf("kstatus %s (%s), generation %d, observed %d", res.Status, res.Message, gen, observed)
-		if time.Now().After(deadline) {
-			t.Fatalf("%s %s not %s at its generation after 20s: %s", u.GetKind(), u.GetName(), want, last)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("kstatus %s (%s), generation %d, observed %d", res.Status, res.Message, gen, observed)
+	})
+	return got
 }
 
 // edit changes an object's spec with an update (retried on conflicts) and

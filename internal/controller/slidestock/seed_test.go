@@ -33,6 +33,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 const (
@@ -296,20 +297,16 @@ const (
 // URL: the dead-letter record a person reads with kubectl events.
 func waitEvent(t *testing.T, key types.NamespacedName, reason, url string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.EventuallyWithin(t, 10*time.Second, fmt.Sprintf("a Warning Event %s with the URL for %s", reason, key.Name), func() bool {
 		var list eventsv1.EventList
 		if err := env.Client.List(context.Background(), &list, client.InNamespace(key.Namespace)); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range list.Items {
 			if e.Regarding.Name == key.Name && e.Reason == reason && e.Type == "Warning" && strings.Contains(e.Note, url) {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Warning Event %s with the URL for %s", reason, key.Name)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 }

@@ -147,20 +147,15 @@ func TestMain(m *testing.M) {
 // waitFor polls the stock until cond holds.
 func waitFor(t *testing.T, key types.NamespacedName, what string, cond func(*v1alpha1.SlideStock) bool) *v1alpha1.SlideStock {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		s := &v1alpha1.SlideStock{}
+	var s *v1alpha1.SlideStock
+	testenv.EventuallyReport(t, 20*time.Second, fmt.Sprintf("%s on %s", what, key.Name), func() (bool, string) {
+		s = &v1alpha1.SlideStock{}
 		if err := env.Client.Get(context.Background(), key, s); err != nil {
 			t.Fatal(err)
 		}
-		if s.Status.ObservedGeneration == s.Generation && cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out waiting for %s; status %+v", key.Name, what, s.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return s.Status.ObservedGeneration == s.Generation && cond(s), fmt.Sprintf("status %+v", s.Status)
+	})
+	return s
 }
 
 func settled(s *v1alpha1.SlideStock) bool {
