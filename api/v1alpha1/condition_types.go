@@ -126,6 +126,16 @@ const (
 	// channel (the address, the calendar, the quota); the backup sync goes
 	// on and the channel is tried again later.
 	ChannelRefusedReason = "ChannelRefused"
+	// NoPublicURLReason (CalendarWatch, ChannelReady=False): the manager has
+	// no --public-url, so no push channel can be opened; the backup sync
+	// alone keeps appointments true.
+	NoPublicURLReason = "NoPublicURL"
+	// ChannelExpiredReason (CalendarWatch, ChannelReady=False): the channel
+	// expired before it could be renewed; a new one is being opened.
+	ChannelExpiredReason = "ChannelExpired"
+	// StoppedReason (CalendarWatch, ChannelReady=False): every push channel
+	// was stopped because the watch is suspended or being deleted.
+	StoppedReason = "Stopped"
 	// SinkForbiddenReason (CalendarWatch): the operator may not list or
 	// delete the appointment kind; a platform team must grant it (docs).
 	SinkForbiddenReason = "SinkForbidden"

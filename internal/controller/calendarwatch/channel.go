@@ -122,26 +122,14 @@ func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 // backoff. It never ends the reconcile: without a channel the backup sync
 // still deletes appointments (seed 002 "Graceful Degradation").
 func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
-	st := &obj.Status
 	r.stopPrevious(ctx, obj, run)
 	if r.PublicURL == "" {
-		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "NoPublicURL",
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, v1alpha1.NoPublicURLReason,
 			"the manager has no --public-url, so Google cannot be told where to push; the backup sync runs every "+obj.Spec.BackupSyncInterval.Duration.String())
 		return runner.Continue()
 	}
-	cur := st.Channel
-	due := renewAt(cur, obj.Spec.Channel.RenewBefore.Duration)
-	if cur != nil && run.Now.Before(due) && !run.Requested {
-		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
-			"channel "+cur.ID+" open until "+cur.Expiration.UTC().Format(time.RFC3339))
-		run.RequeueAt(due)
-		return runner.Continue()
-	}
-	if cur != nil && cur.Expiration != nil && !run.Now.Before(cur.Expiration.Time) {
-		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "ChannelExpired", "channel "+cur.ID+" expired; opening a new one")
-	}
-	if at := st.NextChannelAttemptAt; at != nil && run.Now.Before(at.Time) && !run.Requested {
-		run.RequeueAt(at.Time)
+	cur := obj.Status.Channel
+	if !channelDue(obj, run) {
 		return runner.Continue()
 	}
 	sec, err := r.readChannelSecret(ctx, obj)
@@ -153,30 +141,77 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
-	seq := max(run.Now.UnixMilli(), calendarpush.ChannelSequence(cur)+1, calendarpush.ChannelSequence(st.PreviousChannel)+1)
+	return r.openChannel(ctx, obj, run, cur, sec)
+}
+
+// channelDue reports whether a channel is to be opened now: none is open,
+// the open one is due for renewal, or a person asked, and no backoff after
+// a failed attempt holds it off. When it is not, it schedules the
+// reconcile for when it will be.
+func channelDue(obj *v1alpha1.CalendarWatch, run *runner.Run) bool {
+	st := &obj.Status
+	cur := st.Channel
+	due := renewAt(cur, obj.Spec.Channel.RenewBefore.Duration)
+	if cur != nil && run.Now.Before(due) && !run.Requested {
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
+			"channel "+cur.ID+" open until "+cur.Expiration.UTC().Format(time.RFC3339))
+		run.RequeueAt(due)
+		return false
+	}
+	if cur != nil && cur.Expiration != nil && !run.Now.Before(cur.Expiration.Time) {
+		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, v1alpha1.ChannelExpiredReason, "channel "+cur.ID+" expired; opening a new one")
+	}
+	if at := st.NextChannelAttemptAt; at != nil && run.Now.Before(at.Time) && !run.Requested {
+		run.RequeueAt(at.Time)
+		return false
+	}
+	return true
+}
+
+// openChannel asks Google for a new channel, carrying the channel token of
+// sec; cur is the channel it renews (nil when none is open).
+func (r *Reconciler) openChannel(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, cur *v1alpha1.ChannelStatus, sec *corev1.Secret) runner.Outcome {
+	seq := max(run.Now.UnixMilli(), calendarpush.ChannelSequence(cur)+1, calendarpush.ChannelSequence(obj.Status.PreviousChannel)+1)
 	ch, err := r.Calendar.Watch(ctx, grant.Of(run).Token, gcalendar.WatchRequest{
 		CalendarID: obj.Spec.CalendarID, ID: calendarpush.ChannelID(obj.UID, seq), Token: string(sec.Data[ChannelTokenKey]),
 		Address: PushAddress(r.PublicURL), Expiration: run.Now.Add(obj.Spec.Channel.TTL.Duration),
 	})
 	if err != nil {
-		if errors.Is(err, gcalendar.ErrUnauthorized) {
-			return r.grant.Reauth(obj, "OpenChannel", err)
-		}
-		st.ChannelFailures++
-		next := metav1.NewTime(run.Now.Add(ChannelRetries.After(int(st.ChannelFailures), err)))
-		st.NextChannelAttemptAt = &next
-		reason := v1alpha1.UpstreamUnavailableReason
-		if outbound.IsPermanent(err) {
-			reason = v1alpha1.ChannelRefusedReason
-		}
-		if c := status.Get(obj, v1alpha1.ChannelReadyCondition); c == nil || c.Reason != reason {
-			r.event(obj, nil, corev1.EventTypeWarning, reason, "OpenChannel", fmt.Sprintf("could not open a push channel (the backup sync goes on; next attempt %s): %v", next.UTC().Format(time.RFC3339), err))
-		}
-		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, reason,
-			fmt.Sprintf("%v; next attempt at %s, the backup sync goes on meanwhile", err, next.UTC().Format(time.RFC3339)))
-		run.RequeueAt(next.Time)
-		return runner.Continue()
+		return r.channelFailed(obj, run, err)
 	}
+	return r.channelOpened(ctx, obj, run, cur, ch)
+}
+
+// channelFailed handles a channel Google did not open: a refused grant
+// asks for re-authentication; anything else schedules the next attempt on
+// the ChannelRetries backoff, says so in ChannelReady (and in a Warning
+// Event when the reason changes), and lets the reconcile go on.
+func (r *Reconciler) channelFailed(obj *v1alpha1.CalendarWatch, run *runner.Run, err error) runner.Outcome {
+	if errors.Is(err, gcalendar.ErrUnauthorized) {
+		return r.grant.Reauth(obj, "OpenChannel", err)
+	}
+	st := &obj.Status
+	st.ChannelFailures++
+	next := metav1.NewTime(run.Now.Add(ChannelRetries.After(int(st.ChannelFailures), err)))
+	st.NextChannelAttemptAt = &next
+	reason := v1alpha1.UpstreamUnavailableReason
+	if outbound.IsPermanent(err) {
+		reason = v1alpha1.ChannelRefusedReason
+	}
+	if c := status.Get(obj, v1alpha1.ChannelReadyCondition); c == nil || c.Reason != reason {
+		r.event(obj, nil, corev1.EventTypeWarning, reason, "OpenChannel", fmt.Sprintf("could not open a push channel (the backup sync goes on; next attempt %s): %v", next.UTC().Format(time.RFC3339), err))
+	}
+	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, reason,
+		fmt.Sprintf("%v; next attempt at %s, the backup sync goes on meanwhile", err, next.UTC().Format(time.RFC3339)))
+	run.RequeueAt(next.Time)
+	return runner.Continue()
+}
+
+// channelOpened makes the channel Google opened the current one (cur, the
+// one it renews, becomes the previous), then stops the previous one and
+// schedules the next renewal.
+func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, cur *v1alpha1.ChannelStatus, ch gcalendar.Channel) runner.Outcome {
+	st := &obj.Status
 	if ch.Expiration.IsZero() {
 		ch.Expiration = run.Now.Add(obj.Spec.Channel.TTL.Duration)
 	}
@@ -293,7 +328,7 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped push channel "+c.ID)
 		*ch = nil
 	}
-	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, "Stopped", "no push channel: the watch is suspended or being deleted")
+	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, v1alpha1.StoppedReason, "no push channel: the watch is suspended or being deleted")
 	return runner.Continue()
 }
 

@@ -20,14 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -38,17 +33,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
-
-// SyncSource is the source named in every deletion's Event (seed 002
-// Property 4: the activity log's source is "Google Calendar Sync").
-const SyncSource = "Google Calendar Sync"
-
-// recentIDs is how many deleted event ids status keeps.
-const recentIDs = 20
-
-// maxPendingDeliveries bounds status.pendingDeliveries (its schema's
-// MaxItems).
-const maxPendingDeliveries = 500
 
 // pendingNotification is the recorded notification the controller has not
 // handled yet.
@@ -212,179 +196,4 @@ func (r *Reconciler) syncFailed(obj *v1alpha1.CalendarWatch, err error) runner.O
 	}
 	status.Set(obj, v1alpha1.SyncedCondition, metav1.ConditionFalse, v1alpha1.UpstreamUnavailableReason, err.Error())
 	return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
-}
-
-// sinkForbiddenError: RBAC does not let the operator list or delete the
-// appointment kind.
-type sinkForbiddenError struct{ err error }
-
-func (e *sinkForbiddenError) Error() string { return e.err.Error() }
-func (e *sinkForbiddenError) Unwrap() error { return e.err }
-
-// deleteAppointments deletes the appointment objects of cancelled events
-// (and, after a 410, of events that no longer exist), records each
-// deletion, and queues the HTTP sink's deliveries.
-func (r *Reconciler) deleteAppointments(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, res changes) error {
-	sink := obj.Spec.Sink
-	if len(res.cancelled) == 0 && !res.reconcileGone {
-		return nil
-	}
-	deleted := map[string]string{} // event id → appointment name
-	if sink.Objects != nil {
-		var err error
-		if deleted, err = r.deleteObjects(ctx, obj, run, res); err != nil {
-			return err
-		}
-	}
-	if sink.HTTP != nil {
-		for _, id := range res.cancelled {
-			r.queueDelivery(obj, v1alpha1.SinkDelivery{EventID: id, Appointment: deleted[id], DeletedAt: metav1.NewTime(run.Now)})
-		}
-	}
-	return nil
-}
-
-func (r *Reconciler) deleteObjects(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, res changes) (map[string]string, error) {
-	sink := obj.Spec.Sink.Objects
-	gvk := schema.FromAPIVersionAndKind(sink.APIVersion, sink.Kind)
-	label := sink.EventIDLabel
-	if label == "" {
-		label = v1alpha1.DefaultEventIDLabel
-	}
-	// Label values: each cancelled (and, after a 410, each live) id as it
-	// is when it fits in a label value, and hashed (EventIDLabelValue).
-	cancelled := make(map[string]bool, 2*len(res.cancelled))
-	eventOf := make(map[string]string, 2*len(res.cancelled)) // label value → event id
-	for _, id := range res.cancelled {
-		labelForms(cancelled, id)
-		eventOf[id], eventOf[HashedEventID(id)] = id, id
-	}
-	var live map[string]bool
-	if res.reconcileGone {
-		live = make(map[string]bool, 2*len(res.live))
-		for id := range res.live {
-			labelForms(live, id)
-		}
-	}
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	// One metadata-only list of this namespace's appointments per sync,
-	// straight from the API server: the kind is the user's, so it has no
-	// informer, and only metadata is needed.
-	if err := r.APIReader.List(ctx, list, client.InNamespace(obj.Namespace), client.HasLabels{label}); err != nil {
-		return nil, r.sinkError("list", gvk, obj.Namespace, err)
-	}
-	deleted := map[string]string{} // event id (or label value) → appointment
-	matched := map[string]bool{}   // cancelled event ids some appointment carries
-	for i := range list.Items {
-		item := &list.Items[i]
-		value := item.Labels[label]
-		id, why := value, ""
-		switch {
-		case cancelled[value]:
-			id, why = eventOf[value], "cancelled"
-		case instanceOf(value, cancelled):
-			why = "its recurring event was cancelled"
-			matched[eventOf[value[:strings.LastIndexByte(value, '_')]]] = true
-		case res.reconcileGone && !live[value] && !instanceOf(value, live):
-			why = "no longer in the calendar (found by the full sync after a 410)"
-		default:
-			continue
-		}
-		matched[id] = true
-		item.SetGroupVersionKind(gvk)
-		err := r.Delete(ctx, item, client.Preconditions{UID: &item.UID})
-		switch {
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-			// Deleted meanwhile, by a person or another sync: success
-			// (seed 002 "Concurrent Deletion").
-			continue
-		case err != nil:
-			return nil, r.sinkError("delete", gvk, obj.Namespace, err)
-		}
-		deleted[id] = item.Name
-		r.recordDeletion(obj, &corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name, UID: item.UID}, id, why)
-	}
-	for _, id := range res.cancelled {
-		switch {
-		case matched[id]:
-		case EventIDLabelValue(id) != id:
-			// An id no label can hold as it is: the appointment must carry
-			// its hash, and none does. Said where a person looks, since a
-			// booking system that stored the id itself (truncated, or
-			// refused by the API server) would otherwise never learn why.
-			r.recordUnmatched(obj, run, id)
-		default:
-			// Seed 002 "Appointment Not Found": log the id, go on.
-			log.FromContext(ctx).V(1).Info("no appointment for cancelled event", "eventID", id)
-		}
-	}
-	return deleted, nil
-}
-
-// recordUnmatched lists a cancelled event whose id needs the hashed label
-// value and that no appointment carries, in status and a Warning Event.
-func (r *Reconciler) recordUnmatched(obj *v1alpha1.CalendarWatch, run *runner.Run, id string) {
-	st := &obj.Status
-	value := EventIDLabelValue(id)
-	st.UnmatchedEvents = append([]v1alpha1.UnmatchedEvent{{EventID: id, LabelValue: value, At: metav1.NewTime(run.Now)}}, st.UnmatchedEvents...)
-	if len(st.UnmatchedEvents) > recentIDs {
-		st.UnmatchedEvents = st.UnmatchedEvents[:recentIDs]
-	}
-	label := obj.Spec.Sink.Objects.EventIDLabel
-	if label == "" {
-		label = v1alpha1.DefaultEventIDLabel
-	}
-	r.event(obj, nil, corev1.EventTypeWarning, "AppointmentNotMatched", "GoogleCalendarSync",
-		fmt.Sprintf("event %s was cancelled, but no %s carries %s=%s (its id is too long for a label value, so the appointment must carry this hash of it; see status.unmatchedEvents)",
-			noteID(id), obj.Spec.Sink.Objects.Kind, label, value))
-}
-
-// instanceOf reports whether id is an instance of a recurring event in
-// set: Google's instance ids are "<recurring event id>_<original start>"
-// (events.instances reference). Only this prefix form is relied on.
-func instanceOf(id string, set map[string]bool) bool {
-	i := strings.LastIndexByte(id, '_')
-	return i > 0 && set[id[:i]]
-}
-
-func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *corev1.ObjectReference, eventID, why string) {
-	st := &obj.Status
-	st.AppointmentsDeleted++
-	st.RecentlyDeletedEventIDs = append([]string{eventID}, st.RecentlyDeletedEventIDs...)
-	if len(st.RecentlyDeletedEventIDs) > recentIDs {
-		st.RecentlyDeletedEventIDs = st.RecentlyDeletedEventIDs[:recentIDs]
-	}
-	r.event(obj, appt, corev1.EventTypeNormal, "AppointmentDeleted", "GoogleCalendarSync",
-		fmt.Sprintf("source=%s: deleted %s %s for event %s (%s)", SyncSource, appt.Kind, appt.Name, noteID(eventID), why))
-}
-
-func (r *Reconciler) sinkError(verb string, gvk schema.GroupVersionKind, ns string, err error) error {
-	switch {
-	case apierrors.IsForbidden(err):
-		resource := gvk.Kind
-		if m, merr := r.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); merr == nil {
-			resource = m.Resource.GroupResource().String()
-		}
-		return &sinkForbiddenError{fmt.Errorf("the operator may not %s %s in namespace %s: grant its ServiceAccount list and delete on %s (see docs/calendarwatch.md, \"Appointments of another kind\")",
-			verb, gvk.Kind, ns, resource)}
-	case meta.IsNoMatchError(err):
-		return outbound.PermanentError("kubernetes", fmt.Sprintf("sink.objects: the API server serves no kind %s in %s", gvk.Kind, gvk.GroupVersion()), err)
-	}
-	return &outbound.Error{Upstream: "kubernetes", Class: outbound.Transient, Reason: verb + " appointments: " + err.Error(), Err: err}
-}
-
-func (r *Reconciler) queueDelivery(obj *v1alpha1.CalendarWatch, d v1alpha1.SinkDelivery) {
-	st := &obj.Status
-	for _, p := range st.PendingDeliveries {
-		if p.EventID == d.EventID {
-			return
-		}
-	}
-	st.PendingDeliveries = append(st.PendingDeliveries, d)
-	if over := len(st.PendingDeliveries) - maxPendingDeliveries; over > 0 {
-		r.event(obj, nil, corev1.EventTypeWarning, "DeliveriesDropped", "Deliver",
-			fmt.Sprintf("the HTTP sink has refused deliveries for long: dropped the %d oldest (event %s first)", over, st.PendingDeliveries[0].EventID))
-		st.PendingDeliveries = st.PendingDeliveries[over:]
-	}
 }

@@ -198,14 +198,28 @@ func (s *Sweeper) Refresh(ctx context.Context) (MirrorResult, error) {
 	if err := reader.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}); err != nil {
 		return res, fmt.Errorf("list short-token objects: %w", err)
 	}
-	type read struct {
-		creds *blob.Credentials // nil: gone
-		err   error
+	keys := s.refreshCredentials(ctx, list.Items, &res)
+	for src := range keys {
+		s.refreshKeyMirror(ctx, src, &res)
 	}
-	creds := map[types.NamespacedName]read{}
+	return res, nil
+}
+
+// credentialsRead is a credentials Secret as Refresh read it.
+type credentialsRead struct {
+	creds *blob.Credentials // nil: gone
+	err   error
+}
+
+// refreshCredentials brings the copy of the storage credentials in each
+// live short-token object of objs up to date, reading each credentials
+// Secret once, and returns the key Secrets the live objects were sealed
+// with.
+func (s *Sweeper) refreshCredentials(ctx context.Context, objs []corev1.Secret, res *MirrorResult) map[types.NamespacedName]bool {
+	creds := map[types.NamespacedName]credentialsRead{}
 	keys := map[types.NamespacedName]bool{}
-	for i := range list.Items {
-		obj := &list.Items[i]
+	for i := range objs {
+		obj := &objs[i]
 		if _, sealed := obj.Data[linktoken.DataLongToken]; !sealed {
 			continue
 		}
@@ -216,13 +230,7 @@ func (s *Sweeper) Refresh(ctx context.Context) (MirrorResult, error) {
 		src := types.NamespacedName{Namespace: ns, Name: string(obj.Data[linktoken.DataCredentials])}
 		got, ok := creds[src]
 		if !ok {
-			c, err := loadCredentials(ctx, s.APIReader, src.Namespace, v1alpha1.SecretReference{Name: src.Name})
-			switch {
-			case err == nil:
-				got.creds = &c
-			case !apierrors.IsNotFound(err) && !errors.Is(err, blob.ErrCredentialsIncomplete):
-				got.err = err
-			}
+			got = s.readCredentials(ctx, src)
 			creds[src] = got
 		}
 		if got.err != nil {
@@ -239,27 +247,44 @@ func (s *Sweeper) Refresh(ctx context.Context) (MirrorResult, error) {
 			res.Updated++
 		}
 	}
-	for src := range keys {
-		_, mirror, changed, err := s.Reconciler.mirrorKeys(ctx, src)
-		switch {
-		case err == nil && changed:
-			res.Updated++
-		case err == nil:
-		case apierrors.IsNotFound(err) && mirror == nil:
-		case apierrors.IsNotFound(err):
-			// The key Secret is gone, and with it its keys. The delete is
-			// conditional on the mirror being as read before the source:
-			// a mint that saw the Secret again since has rewritten it.
-			err := s.Client.Delete(ctx, mirror, client.Preconditions{UID: &mirror.UID, ResourceVersion: &mirror.ResourceVersion})
-			switch {
-			case err == nil:
-				res.Removed++
-			case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
-				res.Errors++
-			}
-		default:
-			res.Errors++ // an invalid key Secret leaves its mirror as it was
-		}
+	return keys
+}
+
+// readCredentials reads the credentials Secret src: gone (or incomplete)
+// is no error, it removes the copies.
+func (s *Sweeper) readCredentials(ctx context.Context, src types.NamespacedName) credentialsRead {
+	var got credentialsRead
+	c, err := loadCredentials(ctx, s.APIReader, src.Namespace, v1alpha1.SecretReference{Name: src.Name})
+	switch {
+	case err == nil:
+		got.creds = &c
+	case !apierrors.IsNotFound(err) && !errors.Is(err, blob.ErrCredentialsIncomplete):
+		got.err = err
 	}
-	return res, nil
+	return got
+}
+
+// refreshKeyMirror brings the mirror of the key Secret src up to date, or
+// deletes it when the key Secret is gone.
+func (s *Sweeper) refreshKeyMirror(ctx context.Context, src types.NamespacedName, res *MirrorResult) {
+	_, mirror, changed, err := s.Reconciler.mirrorKeys(ctx, src)
+	switch {
+	case err == nil && changed:
+		res.Updated++
+	case err == nil:
+	case apierrors.IsNotFound(err) && mirror == nil:
+	case apierrors.IsNotFound(err):
+		// The key Secret is gone, and with it its keys. The delete is
+		// conditional on the mirror being as read before the source:
+		// a mint that saw the Secret again since has rewritten it.
+		err := s.Client.Delete(ctx, mirror, client.Preconditions{UID: &mirror.UID, ResourceVersion: &mirror.ResourceVersion})
+		switch {
+		case err == nil:
+			res.Removed++
+		case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
+			res.Errors++
+		}
+	default:
+		res.Errors++ // an invalid key Secret leaves its mirror as it was
+	}
 }
