@@ -86,7 +86,7 @@ func main() {
 	deps.SignIn, err = o.signIn(cl, out)
 	exitOn(err, "invalid --discord-client-secret")
 
-	families := webhook.Registered()
+	families := webhook.Families()
 	srv, err := webhook.NewServer(o.server, deps, families...)
 	exitOn(err, "cannot build webhook server")
 	setupLog.Info("starting webhook server", "addr", o.server.Addr, "metricsAddr", o.server.MetricsAddr, "probeAddr", o.server.ProbeAddr,

@@ -129,7 +129,7 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 			PublicURL: r.hookURL, StateNamespace: benchOperatorNS,
 			Links: &webhook.Links{Namespace: benchOperatorNS, Cache: r.hook.GetCache(), Blobs: bc,
 				DefaultKeys: types.NamespacedName{Namespace: benchOperatorNS, Name: links.KeySecret}, Audit: audit}},
-		webhook.Registered()...)
+		webhook.Families()...)
 	if err != nil {
 		_ = ln.Close()
 		return nil, err

@@ -103,7 +103,7 @@ func (r *rig) start(ctx context.Context) error {
 	// benchmark client shares 127.0.0.1.
 	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
 		webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: r.ups, Outbound: r.out, Log: logr.Discard(),
-			PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Registered()...)
+			PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Families()...)
 	if err != nil {
 		r.close()
 		return err

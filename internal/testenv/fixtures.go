@@ -83,7 +83,7 @@ func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Clien
 	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer},
 		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn},
-		webhook.Registered()...)
+		webhook.Families()...)
 	if err != nil {
 		return err
 	}

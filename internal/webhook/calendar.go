@@ -39,9 +39,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 )
 
-func init() {
-	registerIntegration("calendar", "POST "+calendarpush.PushPath, calendarPush, OAuthTarget{Target: targets.Calendar})
-}
+// calendarFamily takes a CalendarWatch's push notifications; the watch
+// connects to Google under /oauth/calendar/….
+var calendarFamily = Family{Name: "calendar", Routes: oneRoute("POST "+calendarpush.PushPath, calendarPush),
+	OAuth: &OAuthTarget{Target: targets.Calendar}}
 
 // The headers of a Google push notification
 // (https://developers.google.com/calendar/api/guides/push, "Understanding

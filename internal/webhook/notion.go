@@ -38,9 +38,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
-func init() {
-	registerIntegration("notion", "POST "+papers.WebhookPrefix+"{digest}", automation, OAuthTarget{Target: targets.Notion, Success: notionSuccess})
-}
+// notionFamily takes a NotionIntegration's Automation events; the
+// integration connects to Notion under /oauth/notion/….
+var notionFamily = Family{Name: "notion", Routes: oneRoute("POST "+papers.WebhookPrefix+"{digest}", automation),
+	OAuth: &OAuthTarget{Target: targets.Notion, Success: notionSuccess}}
 
 // notionSuccess follows seed 000 §3.1.2's page (the database, the webhook
 // URL, the Automation steps) with what the integration's status holds at

@@ -25,9 +25,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,9 +42,10 @@ import (
 //	GET /oauth/{target}/connect?namespace=…&name=…&token=…  → 302 to the consent page
 //	GET /oauth/{target}/callback?code=…&state=…            → the grant in the token Secret
 //
-// It knows no integration: each route family registers its target
-// (RegisterOAuthTarget) with the provider, how to read the resource, and
-// the page shown once connected.
+// It knows no integration: each route family carries its target
+// (Family.OAuth) with the provider, how to read the resource, and the page
+// shown once connected, and the routes serve the targets of the families
+// the Server was built with.
 
 // OAuthTarget is one kind of resource the OAuth routes connect: the
 // oauth.Target the manager finishes flows for, and the page shown once
@@ -62,46 +61,39 @@ type OAuthTarget struct {
 	Success func(w io.Writer, d Deps, res *oauth.Resource, extra map[string]string) error
 }
 
-var (
-	oauthTargetsMu sync.RWMutex
-	oauthTargets   = map[string]OAuthTarget{}
-)
-
-// RegisterOAuthTarget adds a target under /oauth/{t.Name}/…; each route
-// family calls it from an init function. A second registration of a name
-// replaces the first.
-func RegisterOAuthTarget(t OAuthTarget) {
-	oauthTargetsMu.Lock()
-	defer oauthTargetsMu.Unlock()
-	oauthTargets[t.Name] = t
-}
-
-// OAuthTargets lists the registered target names, sorted.
-func OAuthTargets() []string {
-	oauthTargetsMu.RLock()
-	defer oauthTargetsMu.RUnlock()
-	names := make([]string, 0, len(oauthTargets))
-	for n := range oauthTargets {
-		names = append(names, n)
+// oauthFamily serves the OAuth routes of the targets of the families the
+// Server was built with (Family.OAuth).
+var oauthFamily = Family{Name: "oauth", Routes: func(d Deps) []Route {
+	return []Route{
+		{Pattern: "GET /oauth/{target}/connect", Handler: connect(d)},
+		{Pattern: "GET /oauth/{target}/callback", Handler: callback(d)},
 	}
-	sort.Strings(names)
-	return names
-}
+}}
 
-func lookupOAuthTarget(name string) (OAuthTarget, bool) {
-	oauthTargetsMu.RLock()
-	defer oauthTargetsMu.RUnlock()
-	t, ok := oauthTargets[name]
-	return t, ok
-}
-
-func init() {
-	Register(Family{Name: "oauth", Routes: func(d Deps) []Route {
-		return []Route{
-			{Pattern: "GET /oauth/{target}/connect", Handler: connect(d)},
-			{Pattern: "GET /oauth/{target}/callback", Handler: callback(d)},
+// oauthTargetsOf indexes the OAuth targets of families by name: two
+// families may not carry targets of one name.
+func oauthTargetsOf(families []Family) (map[string]OAuthTarget, error) {
+	targets := map[string]OAuthTarget{}
+	owner := map[string]string{}
+	for _, f := range families {
+		if f.OAuth == nil {
+			continue
 		}
-	}})
+		name := f.OAuth.Name
+		if name == "" {
+			return nil, fmt.Errorf("webhook: route family %s: its OAuth target has no name", f.Name)
+		}
+		if prev, dup := owner[name]; dup {
+			return nil, fmt.Errorf("webhook: route families %s and %s both carry the OAuth target %q", prev, f.Name, name)
+		}
+		targets[name], owner[name] = *f.OAuth, f.Name
+	}
+	return targets, nil
+}
+
+func (d Deps) lookupOAuthTarget(name string) (OAuthTarget, bool) {
+	t, ok := d.oauthTargets[name]
+	return t, ok
 }
 
 func (d Deps) redirectURI(target string) string {
@@ -137,7 +129,7 @@ func refuseConnect(w http.ResponseWriter) error {
 func connect(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		name := r.PathValue("target")
-		target, ok := lookupOAuthTarget(name)
+		target, ok := d.lookupOAuthTarget(name)
 		if !ok {
 			return htmlError(w, http.StatusNotFound, "Unknown OAuth target", "Nothing connects under /oauth/"+name+"/.")
 		}
@@ -306,7 +298,7 @@ func callback(d Deps) HandlerFunc {
 		if !ok {
 			return err
 		}
-		target, ok := lookupOAuthTarget(name)
+		target, ok := d.lookupOAuthTarget(name)
 		if !ok {
 			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
 		}

@@ -49,8 +49,8 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
-// The OAuth routes know no integration: a route family registers a target
-// and connects through them. These tests register two test-only targets,
+// The OAuth routes know no integration: a route family carries a target
+// and connects through them. These tests add two test-only targets,
 // one on Google (as CalendarWatch and SheetConnection do) and one on
 // Discord, whose resource is a ConfigMap that names its Secrets and holds
 // what a controller would publish in status (the connect token's hash,
@@ -129,9 +129,6 @@ func startOAuthWorld(t *testing.T) *oauthWorld {
 	calendar.Scopes = []string{"https://www.googleapis.com/auth/calendar.readonly"}
 	w := &oauthWorld{env: env, sandbox: srv.URL, ups: ups, out: out, stateNS: stateNS,
 		targets: []oauth.Target{configMapTarget("test-google", calendar), configMapTarget("test-discord", oauth.Discord)}}
-	for _, tg := range w.targets {
-		webhook.RegisterOAuthTarget(webhook.OAuthTarget{Target: tg})
-	}
 	w.receive(t, stateNS)
 	w.hook = w.serve(t, stateNS, 0)
 	return w
@@ -154,6 +151,16 @@ func (w *oauthWorld) receive(t *testing.T, namespace string) {
 	t.Cleanup(testenv.StartManager(mgr))
 }
 
+// families are the webhook's route families and one more for each test
+// target, which brings only the target.
+func (w *oauthWorld) families() []webhook.Family {
+	families := webhook.Families()
+	for _, tg := range w.targets {
+		families = append(families, webhook.Family{Name: tg.Name, OAuth: &webhook.OAuthTarget{Target: tg}})
+	}
+	return families
+}
+
 // serve starts a webhook server whose state namespace is namespace.
 func (w *oauthWorld) serve(t *testing.T, namespace string, wait time.Duration) string {
 	t.Helper()
@@ -162,7 +169,7 @@ func (w *oauthWorld) serve(t *testing.T, namespace string, wait time.Duration) s
 	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
 		webhook.Deps{Client: w.env.Client, APIReader: w.env.Client, Upstreams: w.ups, Outbound: w.out, Log: logr.Discard(),
 			PublicURL: hookURL, StateNamespace: namespace, HandoverWait: wait},
-		webhook.Registered()...)
+		w.families()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +280,7 @@ func (w *oauthWorld) token(t *testing.T, cm *corev1.ConfigMap) *corev1.Secret {
 	return &sec
 }
 
-func TestOAuthRoutesConnectAnyRegisteredTarget(t *testing.T) {
+func TestOAuthRoutesConnectTheTargetsOfTheirFamilies(t *testing.T) {
 	w := startOAuthWorld(t)
 	ctx := context.Background()
 

@@ -45,11 +45,7 @@ import (
 // The short token is the capability: without the right one the answer is
 // the same 404 whether a link exists or not, and nothing is written.
 
-func init() {
-	Register(Family{Name: "receive", Routes: func(d Deps) []Route {
-		return []Route{{Pattern: "GET /r/{short}", Handler: resolve(d)}}
-	}})
-}
+var receiveFamily = Family{Name: "receive", Routes: oneRoute("GET /r/{short}", resolve)}
 
 // DefaultPresignTTL is how long a resolved download URL works (never past
 // the link's expiry): long enough to start a download, short enough that a

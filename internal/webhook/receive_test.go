@@ -134,16 +134,10 @@ func (f *linkFixture) server(t testing.TB, at time.Time, objs ...client.Object) 
 		t.Fatal(err)
 	}
 	c := &linkNamespaceOnly{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), ns: f.opns}
-	var fam Family
-	for _, g := range Registered() {
-		if g.Name == "receive" {
-			fam = g
-		}
-	}
 	deps := Deps{Client: c, APIReader: c, Log: logr.Discard(), Links: &Links{Namespace: f.opns, Cache: c, Blobs: signNothing{},
 		DefaultKeys: f.defaultKeys, Clock: clocktesting.NewFakePassiveClock(at),
 		Audit: &Auditor{Client: c, Reader: c, Log: logr.Discard()}}}
-	s, err := NewServer(Options{Log: logr.Discard()}, deps, fam)
+	s, err := NewServer(Options{Log: logr.Discard()}, deps, receiveFamily)
 	if err != nil {
 		t.Fatal(err)
 	}

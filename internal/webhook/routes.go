@@ -18,7 +18,6 @@ package webhook
 
 import (
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -79,6 +78,10 @@ type Deps struct {
 	// Clock tells the time the connect links' expiry is judged by; the
 	// wall clock when nil.
 	Clock clock.PassiveClock
+
+	// oauthTargets are the OAuth targets of the families the Server was
+	// built with, by name (NewServer sets them).
+	oauthTargets map[string]OAuthTarget
 }
 
 func (d Deps) now() time.Time {
@@ -88,41 +91,39 @@ func (d Deps) now() time.Time {
 	return d.Clock.Now()
 }
 
-// Family is the set of routes one integration serves. Each integration
-// registers its family from an init function in a file of its own, so
-// adding an integration adds a file, not a case to a switch.
+// Family is the set of routes one integration serves, and the OAuth
+// target it connects, if any. Each family is a value in a file of its own
+// (notionFamily in notion.go…), and Families lists them all, so adding an
+// integration adds a file and one line to that list, not a case to a
+// switch.
 type Family struct {
 	// Name labels the family in logs (notion, calendar, receive, sheets…).
 	Name string
-	// Routes builds the family's routes.
+	// Routes builds the family's routes (nil: none, as for a family that
+	// only brings an OAuth target).
 	Routes func(Deps) []Route
+	// OAuth is the target the oauth family connects under
+	// /oauth/{OAuth.Name}/… (nil: none). The OAuth routes know the targets
+	// of the families the Server was built with, and no others.
+	OAuth *OAuthTarget
 }
 
-var (
-	registryMu sync.Mutex
-	registry   []Family
-)
-
-// Register adds a route family to the ones cmd/webhook serves.
-func Register(f Family) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	registry = append(registry, f)
+// Families are the route families cmd/webhook serves, one line a family.
+func Families() []Family {
+	return []Family{
+		calendarFamily,
+		notionFamily,
+		oauthFamily,
+		receiveFamily,
+		sheetsFamily,
+		signInFamily,
+	}
 }
 
-// registerIntegration registers, from an integration's init function, its
-// family (name) of one route, the one its service calls (pattern, served
-// by the handler built from Deps), and its OAuth connect target.
-func registerIntegration(name, pattern string, handler func(Deps) HandlerFunc, target OAuthTarget) {
-	Register(Family{Name: name, Routes: func(d Deps) []Route {
+// oneRoute is the Routes of a family of one route, the one its service
+// calls (pattern, served by the handler built from Deps).
+func oneRoute(pattern string, handler func(Deps) HandlerFunc) func(Deps) []Route {
+	return func(d Deps) []Route {
 		return []Route{{Pattern: pattern, Handler: handler(d)}}
-	}})
-	RegisterOAuthTarget(target)
-}
-
-// Registered returns the families registered so far.
-func Registered() []Family {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return append([]Family(nil), registry...)
+	}
 }

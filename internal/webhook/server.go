@@ -110,8 +110,10 @@ type Server struct {
 	after func(time.Duration) <-chan time.Time
 }
 
-// NewServer builds a server serving the given route families.
-func NewServer(opts Options, deps Deps, families ...Family) (*Server, error) {
+// NewServer builds a server serving the given route families (Families in
+// cmd/webhook); the OAuth routes, when one of them is the oauth family,
+// connect the OAuth targets they carry.
+func NewServer(opts Options, deps Deps, families ...Family) (s *Server, err error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -139,17 +141,23 @@ func NewServer(opts Options, deps Deps, families ...Family) (*Server, error) {
 	if deps.Log.GetSink() == nil {
 		deps.Log = opts.Log
 	}
+	if deps.oauthTargets, err = oauthTargetsOf(families); err != nil {
+		return nil, err
+	}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m, after: time.After}
+	s = &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m, after: time.After}
 
 	// Seed 000 §6.1: GET / is a health check. It says only "ok": the
 	// probes and metrics, which say more, are on their own listeners.
 	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeOK(w) })
 
 	for _, f := range families {
+		if f.Routes == nil {
+			continue
+		}
 		for _, rt := range f.Routes(deps) {
 			if err := s.handle(f.Name, rt); err != nil {
 				return nil, err

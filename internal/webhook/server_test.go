@@ -32,7 +32,7 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// testFamily is a route family like the integrations register.
+// testFamily is a route family like the integrations'.
 var testFamily = Family{Name: "test", Routes: func(Deps) []Route {
 	return []Route{
 		{Pattern: "POST /test/echo", Handler: func(w http.ResponseWriter, r *http.Request) error {
@@ -417,6 +417,54 @@ func TestListenAndServeFailsWhenAnOpsAddressIsTaken(t *testing.T) {
 	defer cancel()
 	if err := s.ListenAndServe(ctx); err == nil || !strings.Contains(err.Error(), "probe listener") {
 		t.Fatalf("err = %v, want the probe listener's error", err)
+	}
+}
+
+// The OAuth routes connect the targets of the families the server was
+// built with, and no others.
+func TestOAuthRoutesKnowTheTargetsOfTheirFamilies(t *testing.T) {
+	connect := func(families ...Family) int {
+		t.Helper()
+		s, err := NewServer(Options{Log: logr.Discard()}, Deps{}, families...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/oauth/notion/connect?namespace=a&name=b", nil))
+		return rec.Code
+	}
+	// Without a token the answer is the one refusal, before any read.
+	if got := connect(oauthFamily, notionFamily); got != http.StatusForbidden {
+		t.Errorf("with the notion family: %d, want 403", got)
+	}
+	if got := connect(oauthFamily, calendarFamily); got != http.StatusNotFound {
+		t.Errorf("without the notion family: %d, want 404", got)
+	}
+	extra := Family{Name: "extra", OAuth: &OAuthTarget{Target: notionFamily.OAuth.Target}}
+	if got := connect(oauthFamily, extra); got != http.StatusForbidden {
+		t.Errorf("with a family that brings only the target: %d, want 403", got)
+	}
+	if _, err := NewServer(Options{Log: logr.Discard()}, Deps{}, oauthFamily, notionFamily, extra); err == nil {
+		t.Error("two families carrying one OAuth target were accepted")
+	}
+}
+
+// Families names each family once, and the server builds from them.
+func TestFamilies(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range Families() {
+		if seen[f.Name] {
+			t.Errorf("family %s listed twice", f.Name)
+		}
+		seen[f.Name] = true
+	}
+	for _, name := range []string{"calendar", "notion", "oauth", "receive", "sheets", "signin"} {
+		if !seen[name] {
+			t.Errorf("family %s is not listed", name)
+		}
+	}
+	if _, err := NewServer(Options{Log: logr.Discard()}, Deps{}, Families()...); err != nil {
+		t.Fatal(err)
 	}
 }
 

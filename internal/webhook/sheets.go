@@ -33,9 +33,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
-func init() {
-	registerIntegration("sheets", "POST "+timesheet.IngestPrefix+"{digest}", ingest, OAuthTarget{Target: targets.Sheets})
-}
+// sheetsFamily takes a time tracker's sessions for a SheetConnection,
+// which connects to Google under /oauth/sheets/….
+var sheetsFamily = Family{Name: "sheets", Routes: oneRoute("POST "+timesheet.IngestPrefix+"{digest}", ingest),
+	OAuth: &OAuthTarget{Target: targets.Sheets}}
 
 // ingestCreators is how many SheetSyncs of one post are created at once.
 const ingestCreators = 8

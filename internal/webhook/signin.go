@@ -97,14 +97,12 @@ func claimDigest(short string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func init() {
-	Register(Family{Name: "signin", Routes: func(d Deps) []Route {
-		return []Route{
-			{Pattern: "GET " + signInCallbackPath, Handler: signInCallback(d)},
-			{Pattern: "POST /auth/logout", Handler: logout(d)},
-		}
-	}})
-}
+var signInFamily = Family{Name: "signin", Routes: func(d Deps) []Route {
+	return []Route{
+		{Pattern: "GET " + signInCallbackPath, Handler: signInCallback(d)},
+		{Pattern: "POST /auth/logout", Handler: logout(d)},
+	}
+}}
 
 func (d Deps) signInRedirectURI() string {
 	return strings.TrimSuffix(d.PublicURL, "/") + signInCallbackPath

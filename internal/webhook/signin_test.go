@@ -114,7 +114,7 @@ func startSignInWorld(t *testing.T) *signInWorld {
 	// Every line at every verbosity, to look for secrets in.
 	log := w.logs.Logger()
 	var families []webhook.Family
-	for _, f := range webhook.Registered() {
+	for _, f := range webhook.Families() {
 		if f.Name == "signin" {
 			families = append(families, f)
 		}

@@ -69,7 +69,7 @@ func newLaggingWebhook(t *testing.T) *laggingWebhook {
 	}
 	srv, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
 		webhook.Deps{Client: frozen, APIReader: hookMgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(), PublicURL: hookURL, StateNamespace: "default"},
-		webhook.Registered()...)
+		webhook.Families()...)
 	if err != nil {
 		t.Fatal(err)
 	}
