@@ -93,7 +93,7 @@ func ParseRange(s string) (title string, from, to Cell, err error) {
 		from, to, err = parseCells(rest)
 	}
 	if err != nil {
-		return "", Cell{}, Cell{}, fmt.Errorf("%w: %q: %s", ErrBadRange, s, err)
+		return "", Cell{}, Cell{}, fmt.Errorf("%w: %q: %w", ErrBadRange, s, err)
 	}
 	return title, from, to, nil
 }
