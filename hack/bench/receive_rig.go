@@ -21,6 +21,9 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,7 +99,8 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	opts := func() ctrl.Options {
 		co := setup.ClientOptions()
 		return ctrl.Options{Scheme: scheme, Cache: setup.CacheOptions(scheme), Client: client.Options{Cache: &co},
-			Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()}
+			Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)}} // suites share the process
 	}
 	if r.mgr, err = ctrl.NewManager(cfg, opts()); err != nil {
 		return nil, err

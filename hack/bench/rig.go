@@ -22,6 +22,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -71,7 +74,11 @@ func newRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *a
 		cfg = rest.CopyConfig(cfg)
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
 	}
-	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
+	// The suites run one after another in one process: each builds the
+	// same controllers anew, which controller-runtime's check of unique
+	// names would refuse.
+	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err == nil {
 		err = index.Register(ctx, r.mgr.GetFieldIndexer())
 	}
