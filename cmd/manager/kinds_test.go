@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
 )
 
 // Every kind of the API has its controller in the manager's list, with a
@@ -30,7 +31,7 @@ import (
 func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	names := map[string]bool{}
-	for _, k := range kinds() {
+	for _, k := range kinds.All("default") {
 		if names[k.Name()] {
 			t.Errorf("two controllers are named %s", k.Name())
 		}
@@ -40,7 +41,7 @@ func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
 	for _, kind := range v1alpha1.Kinds() {
 		name := strings.ToLower(kind)
 		if !names[name] {
-			t.Errorf("%s has no controller in kinds() (cmd/manager/controllers.go)", kind)
+			t.Errorf("%s has no controller in kinds.All (internal/controller/kinds)", kind)
 		}
 		if fs.Lookup(name+"-workers") == nil {
 			t.Errorf("%s's controller binds no --%s-workers", kind, name)

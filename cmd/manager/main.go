@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -42,7 +43,7 @@ import (
 func main() {
 	var opts options
 	opts.bind(flag.CommandLine)
-	controllers := kinds()
+	controllers := kinds.All(podNamespace())
 	for _, k := range controllers {
 		k.BindFlags(flag.CommandLine)
 	}

@@ -36,11 +36,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
-	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
-	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
@@ -110,16 +108,22 @@ func TestMain(m *testing.M) {
 		}
 		hook := testenv.NewWebhook()
 		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-		// The five integrations, wired as cmd/manager wires them (the
-		// SlideStock's and syncs' schedules shortened).
-		notion, sheets := &notionintegration.Reports{}, &sheetconnection.Reports{}
-		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hook.URL},
-			&slidestock.Controller{},
-			&notionintegration.Controller{Reports: notion}, &papersync.Controller{Integrations: notion, Retries: fastRetries},
-			&calendarwatch.Controller{},
-			&receivelink.Controller{Namespace: linkNamespace, KeySecret: "link-keys"},
-			&sheetconnection.Controller{Reports: sheets}, &sheetsync.Controller{Connections: sheets, Retries: fastRetries},
-		); err != nil {
+		// Every kind's controller, as cmd/manager lists them, with the
+		// retry schedules shortened.
+		all := kinds.All(linkNamespace)
+		for _, k := range all {
+			switch c := k.(type) {
+			case *slidestock.Controller:
+				c.Retries = fastRetries
+			case *papersync.Controller:
+				c.Retries = fastRetries
+			case *sheetsync.Controller:
+				c.Retries = fastRetries
+			case *receivelink.Controller:
+				c.KeySecret = "link-keys"
+			}
+		}
+		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hook.URL}, all...); err != nil {
 			return nil, err
 		}
 		if err := hook.Serve(mgr, ups, out, logr.Discard()); err != nil {

@@ -92,7 +92,11 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
 }
 
 // Controller is SlideStock's controller as the manager lists it.
-type Controller struct{ Workers wire.Workers }
+type Controller struct {
+	Workers wire.Workers
+	// Retries replaces the schedule (tests shorten it).
+	Retries outbound.Schedule
+}
 
 // Name is the controller's name and flag prefix.
 func (*Controller) Name() string { return "slidestock" }
@@ -105,7 +109,7 @@ func (c *Controller) BindFlags(fs *flag.FlagSet) {
 // Setup registers the controller with the oEmbed client.
 func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
 	return (&Reconciler{Client: mgr.GetClient(), Fetcher: &oembed.Client{Out: d.Outbound},
-		Recorder: wire.Recorder(mgr, c.Name()), Workers: c.Workers.N}).SetupWithManager(mgr)
+		Recorder: wire.Recorder(mgr, c.Name()), Workers: c.Workers.N, Retries: c.Retries}).SetupWithManager(mgr)
 }
 
 // SetupWithManager registers the controller. It reacts to spec changes and

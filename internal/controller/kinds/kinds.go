@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package kinds is the list of every kind's controller: the manager runs
+// it, and the suites that run the whole operator build theirs from it, so
+// a new kind is one line here and no test that is not its own.
+package kinds
 
 import (
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
@@ -27,16 +30,18 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 )
 
-// kinds lists every controller the manager runs, one line a kind. A child
-// kind's controller posts to its parent's mailbox, so the two share it.
-func kinds() []wire.Kind {
+// All is every controller, one line a kind, with linkNamespace for the
+// ReceiveLink controller's short-token objects (its --link-namespace
+// default). A child kind's controller posts to its parent's mailbox, so
+// the two share it.
+func All(linkNamespace string) []wire.Kind {
 	notion, sheets := &notionintegration.Reports{}, &sheetconnection.Reports{}
 	return []wire.Kind{
 		&slidestock.Controller{},
 		&notionintegration.Controller{Reports: notion},
 		&papersync.Controller{Integrations: notion},
 		&calendarwatch.Controller{},
-		&receivelink.Controller{Namespace: podNamespace()},
+		&receivelink.Controller{Namespace: linkNamespace},
 		&sheetconnection.Controller{Reports: sheets},
 		&sheetsync.Controller{Connections: sheets},
 	}
