@@ -59,14 +59,7 @@ func newClient(t *testing.T, pacer *arxiv.Pacer) (*arxiv.Client, *sandbox.Server
 	box := sandbox.New(a)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
-	ups := upstream.NewSet()
-	if err := ups.Set("arxiv=" + srv.URL + "/arxiv"); err != nil {
-		t.Fatal(err)
-	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.OutboundTo(t, upstream.Arxiv, srv.URL+"/arxiv")
 	return &arxiv.Client{Out: out, Pacer: pacer}, box, a
 }
 

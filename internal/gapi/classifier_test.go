@@ -24,6 +24,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/gapi"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -87,14 +88,7 @@ func TestClassifierThroughOutbound(t *testing.T) {
 		_, _ = w.Write([]byte(v1RateLimit))
 	}))
 	defer srv.Close()
-	ups := upstream.NewSet()
-	if err := ups.Set("googleapis=" + srv.URL); err != nil {
-		t.Fatal(err)
-	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.OutboundTo(t, upstream.GoogleAPIs, srv.URL)
 	for _, c := range []struct {
 		classify outbound.Classifier
 		class    outbound.Class

@@ -29,6 +29,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/gapi"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -137,14 +138,7 @@ func TestHTTPClientSendsTheContextsToken(t *testing.T) {
 		got = append(got, r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
-	ups := upstream.NewSet()
-	if err := ups.Set("googleapis=" + srv.URL); err != nil {
-		t.Fatal(err)
-	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.OutboundTo(t, upstream.GoogleAPIs, srv.URL)
 	hc := gapi.HTTPClient(out)
 	for _, tok := range []string{"tok-1", "tok-2"} {
 		req, _ := http.NewRequestWithContext(gapi.WithToken(context.Background(), tok), http.MethodGet, srv.URL, nil)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -69,14 +70,7 @@ func TestClassifierThroughOutbound(t *testing.T) {
 		_, _ = w.Write([]byte(conflict))
 	}))
 	defer srv.Close()
-	ups := upstream.NewSet()
-	if err := ups.Set("notion=" + srv.URL); err != nil {
-		t.Fatal(err)
-	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.OutboundTo(t, upstream.Notion, srv.URL)
 	for _, c := range []struct {
 		classify outbound.Classifier
 		class    outbound.Class

@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -46,14 +47,7 @@ func newWorld(t *testing.T) *world {
 	box := sandbox.New(n)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
-	ups := upstream.NewSet()
-	if err := ups.Set("notion=" + srv.URL + "/notion"); err != nil {
-		t.Fatal(err)
-	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.OutboundTo(t, upstream.Notion, srv.URL+"/notion")
 	ws := sandbox.NotionWorkspace{ID: "ws-1", Name: "Research", BotID: "bot-1"}
 	return &world{n: n, box: box, c: &notion.Client{Out: out}, wsID: ws.ID,
 		token:  n.IssueAccessToken("c", ws),

@@ -28,8 +28,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/arxivid"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -131,14 +131,7 @@ func TestArxivThroughTheClient(t *testing.T) {
 	box := sandbox.New(emu)
 	srv := httptest.NewServer(box)
 	t.Cleanup(srv.Close)
-	ups := upstream.NewSet()
-	if err := ups.Set("arxiv=" + srv.URL + "/arxiv"); err != nil {
-		t.Fatal(err)
-	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := testenv.OutboundTo(t, upstream.Arxiv, srv.URL+"/arxiv")
 	c := &arxiv.Client{Out: out}
 	id, err := arxivid.ParseLink("https://arxiv.org/abs/math.GT/0309136")
 	if err != nil {
