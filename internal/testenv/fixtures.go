@@ -64,7 +64,10 @@ type Webhook struct {
 	Registerer prometheus.Registerer
 	// StateNamespace is the server's own namespace ("default" when empty).
 	StateNamespace string
-	srv            *httptest.Server
+	// Cache, when set before Serve, wraps the cached client the routes
+	// read through (a test's cache that lags the API server).
+	Cache func(client.Client) client.Client
+	srv   *httptest.Server
 }
 
 // NewWebhook listens on loopback; Serve starts it on the manager's cache
@@ -80,8 +83,12 @@ func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Clien
 	if stateNS == "" {
 		stateNS = "default"
 	}
+	cached := mgr.GetClient()
+	if w.Cache != nil {
+		cached = w.Cache(cached)
+	}
 	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer},
-		webhook.Deps{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
+		webhook.Deps{Client: cached, APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn},
 		webhook.Families()...)
 	if err != nil {

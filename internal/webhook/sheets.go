@@ -17,6 +17,7 @@ limitations under the License.
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -79,9 +80,9 @@ func ingest(d Deps) HandlerFunc {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
 			return refused
 		}
-		conn := &list.Items[0]
-		if ok, why := timesheet.Accepting(conn); !ok {
-			return Errorf(http.StatusConflict, "%s", why).WithDetails(map[string]any{"phase": string(conn.Status.Phase)})
+		conn, err := accepting(r.Context(), d, &list.Items[0])
+		if err != nil {
+			return err
 		}
 		var raw json.RawMessage
 		if e := DecodeJSON(r, &raw); e != nil {
@@ -101,6 +102,31 @@ func ingest(d Deps) HandlerFunc {
 		answerBatch(w, results)
 		return nil
 	}
+}
+
+// accepting returns the connection when it takes sessions, else a 409
+// saying why. The cache may not yet hold the status that made it take
+// them (a grant connected a moment ago, a header just fixed), so a
+// refusal is confirmed on the live object first: the owner is never told
+// to wait for what the API server already has. Only a caller who proved
+// the ingest token gets here, so strangers cannot cost a read.
+func accepting(ctx context.Context, d Deps, cached *v1alpha1.SheetConnection) (*v1alpha1.SheetConnection, error) {
+	if ok, _ := timesheet.Accepting(cached); ok {
+		return cached, nil
+	}
+	conn := cached
+	live := &v1alpha1.SheetConnection{}
+	switch err := d.APIReader.Get(ctx, client.ObjectKeyFromObject(cached), live); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, Unavailable(DefaultRetryAfter, "could not read the connection; retry").WithCause(err)
+	case live.UID == cached.UID && live.Status.IngestPath == cached.Status.IngestPath:
+		conn = live
+	}
+	if ok, why := timesheet.Accepting(conn); !ok {
+		return nil, Errorf(http.StatusConflict, "%s", why).WithDetails(map[string]any{"phase": string(conn.Status.Phase)})
+	}
+	return conn, nil
 }
 
 // answerSession answers a post of one session: 202 accepted, 200 a

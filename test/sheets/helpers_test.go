@@ -208,11 +208,17 @@ func (f *fixture) post(t *testing.T, body any, token string) (int, answer) {
 // unless withAuth) and decodes the answer.
 func postTo(t *testing.T, path string, body any, auth string, withAuth bool) (int, answer) {
 	t.Helper()
+	return postAt(t, hookURL, path, body, auth, withAuth)
+}
+
+// postAt is postTo on the webhook server at base.
+func postAt(t *testing.T, base, path string, body any, auth string, withAuth bool) (int, answer) {
+	t.Helper()
 	raw, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, hookURL+path, bytes.NewReader(raw))
+	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -55,6 +56,10 @@ var (
 	sheetsEm = sandbox.NewGoogleSheets(googleEm)
 	// boxURL is the sandbox's base URL, hookURL the webhook server's.
 	boxURL, hookURL string
+	// laggingURL is a second webhook server on the same manager whose
+	// cache shows every SheetConnection as it was before its grant
+	// (lagging.go).
+	laggingURL string
 	// logs holds what the controllers' managers and the webhook logged.
 	logs = &lineLog{}
 
@@ -146,10 +151,16 @@ func TestMain(m *testing.M) {
 		if err := hook.Serve(hookMgr, set, out, logger()); err != nil {
 			return nil, err
 		}
+		lagging := testenv.NewWebhook()
+		lagging.Cache = func(c client.Client) client.Client { return laggingCache{c} }
+		laggingURL = lagging.URL
+		if err := lagging.Serve(hookMgr, set, out, logger()); err != nil {
+			return nil, err
+		}
 		stopHook := testenv.StartManager(hookMgr)
 		if err := startControllers(e); err != nil {
 			return nil, err
 		}
-		return func() { stopControllers(); stopHook(); hook.Close(); srv.Close() }, nil
+		return func() { stopControllers(); stopHook(); lagging.Close(); hook.Close(); srv.Close() }, nil
 	})
 }
