@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -86,10 +88,7 @@ func (e *Engine) RateLimits() *RateLimits {
 }
 
 func (e *Engine) now() time.Time {
-	if e.Clock == nil {
-		return time.Now()
-	}
-	return e.Clock.Now()
+	return clocks.Now(e.Clock)
 }
 
 // Due reports whether a token should be refreshed: less than margin left,

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -51,10 +53,7 @@ type RateLimits struct {
 }
 
 func (l *RateLimits) now() time.Time {
-	if l.Clock == nil {
-		return time.Now()
-	}
-	return l.Clock.Now()
+	return clocks.Now(l.Clock)
 }
 
 func routeKey(u upstream.Name, route string) string { return string(u) + " " + route }

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,10 +58,7 @@ type Receiver struct {
 }
 
 func (r *Receiver) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
+	return clocks.Now(r.Clock)
 }
 
 func (r *Receiver) keep() time.Duration {

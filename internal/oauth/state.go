@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,10 +162,7 @@ type States struct {
 }
 
 func (s *States) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
+	return clocks.Now(s.Clock)
 }
 
 // StateSecretName is the Secret holding a state; the name is a hash, so

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -334,10 +336,7 @@ func (r *Runner[T]) patchFinalizer(ctx context.Context, obj T, change func(clien
 }
 
 func (r *Runner[T]) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
+	return clocks.Now(r.Clock)
 }
 
 func (r *Runner[T]) readyMessage(obj T) string {

@@ -34,6 +34,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,10 +132,7 @@ type Store struct {
 }
 
 func (s *Store) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
+	return clocks.Now(s.Clock)
 }
 
 func orDefault[T time.Duration | int](v, d T) T {

@@ -24,6 +24,8 @@ import (
 	"path"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,10 +90,7 @@ type Links struct {
 }
 
 func (l *Links) now() time.Time {
-	if l.Clock == nil {
-		return time.Now()
-	}
-	return l.Clock.Now()
+	return clocks.Now(l.Clock)
 }
 
 func notFoundLink() *Error { return Errorf(http.StatusNotFound, "no such link") }

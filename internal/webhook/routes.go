@@ -20,6 +20,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
+
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,10 +87,7 @@ type Deps struct {
 }
 
 func (d Deps) now() time.Time {
-	if d.Clock == nil {
-		return time.Now()
-	}
-	return d.Clock.Now()
+	return clocks.Now(d.Clock)
 }
 
 // Family is the set of routes one integration serves, and the OAuth
