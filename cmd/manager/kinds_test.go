@@ -18,11 +18,13 @@ package main
 
 import (
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 )
 
 // Every kind of the API has its controller in the manager's list, with a
@@ -46,5 +48,24 @@ func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
 		if fs.Lookup(name+"-workers") == nil {
 			t.Errorf("%s's controller binds no --%s-workers", kind, name)
 		}
+	}
+}
+
+// The cache holds the namespaces the kinds read beyond the watched ones:
+// --link-namespace, as the flag sets it.
+func TestTheKindsOwnNamespacesFollowTheirFlags(t *testing.T) {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	all := kinds.All("pod-ns")
+	for _, k := range all {
+		k.BindFlags(fs)
+	}
+	if got := wire.Namespaces(all); !slices.Equal(got, []string{"pod-ns"}) {
+		t.Errorf("by default: %v, want [pod-ns]", got)
+	}
+	if err := fs.Parse([]string{"--link-namespace=links"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := wire.Namespaces(all); !slices.Equal(got, []string{"links"}) {
+		t.Errorf("with --link-namespace=links: %v, want [links]", got)
 	}
 }

@@ -32,7 +32,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
-	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
@@ -57,7 +56,7 @@ func main() {
 		setupLog.Error(err, msg, kv...)
 		os.Exit(1)
 	}
-	mgr, err := newManager(&opts, linkNamespace(controllers))
+	mgr, err := newManager(&opts, wire.Namespaces(controllers))
 	if err != nil {
 		fail(err, "cannot create manager")
 	}
@@ -94,7 +93,7 @@ func main() {
 
 // newManager builds the manager: its cache scoped to the watched
 // namespaces plus the operator's own (OAuth states, short-token objects).
-func newManager(o *options, linkNamespace string) (ctrl.Manager, error) {
+func newManager(o *options, own []string) (ctrl.Manager, error) {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes configuration: %w", err)
@@ -104,7 +103,7 @@ func newManager(o *options, linkNamespace string) (ctrl.Manager, error) {
 	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache: setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces),
-			Own: []string{o.stateNamespace, linkNamespace}}.CacheOptions(scheme),
+			Own: append([]string{o.stateNamespace}, own...)}.CacheOptions(scheme),
 		Client:                        client.Options{Cache: &cache},
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,
@@ -116,17 +115,6 @@ func newManager(o *options, linkNamespace string) (ctrl.Manager, error) {
 		RetryPeriod:                   &o.leader.retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
 	})
-}
-
-// linkNamespace is the ReceiveLink controller's --link-namespace, which
-// the cache must hold.
-func linkNamespace(controllers []wire.Kind) string {
-	for _, k := range controllers {
-		if l, ok := k.(*receivelink.Controller); ok {
-			return l.Namespace
-		}
-	}
-	return podNamespace()
 }
 
 // addChecks adds the probes: alive, and ready once the informer cache has

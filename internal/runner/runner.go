@@ -214,16 +214,17 @@ func (r *Runner[T]) phases(ctx context.Context, obj T, run *Run, phases []Phase[
 // Deadlines already due are not kept: the phase acts on them now, and its
 // failure has its own schedule.
 func keepDeadlines(res ctrl.Result, run *Run) ctrl.Result {
-	var first time.Time
+	var future []time.Time
 	for _, t := range run.deadlines {
-		if t.After(run.Now) && (first.IsZero() || t.Before(first)) {
-			first = t
+		if t.After(run.Now) {
+			future = append(future, t)
 		}
 	}
-	if first.IsZero() {
+	first, ok := outbound.Next(run.Now, future...)
+	if !ok {
 		return res
 	}
-	d := outbound.JitterLater(first.Sub(run.Now), outbound.DefaultJitter)
+	d := outbound.JitterLater(first, outbound.DefaultJitter)
 	if res.RequeueAfter == 0 || d < res.RequeueAfter {
 		res.RequeueAfter = d
 	}

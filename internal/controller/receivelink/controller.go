@@ -54,6 +54,9 @@ const DefaultKeySecret = "switchboard-link-keys"
 // Name is the controller's name and flag prefix.
 func (*Controller) Name() string { return "receivelink" }
 
+// OwnNamespaces is where the short-token objects and key Secrets are.
+func (c *Controller) OwnNamespaces() []string { return []string{c.Namespace} }
+
 // BindFlags registers the controller's flags; Namespace's value before
 // the call is --link-namespace's default.
 func (c *Controller) BindFlags(fs *flag.FlagSet) {

@@ -57,6 +57,24 @@ type Kind interface {
 	Setup(mgr ctrl.Manager, d Deps) error
 }
 
+// OwnNamespaces is what a Kind implements whose controller reads objects
+// in namespaces of its own beyond the watched ones (ReceiveLink's
+// --link-namespace); the manager's cache holds them.
+type OwnNamespaces interface {
+	OwnNamespaces() []string
+}
+
+// Namespaces are the namespaces of its own that each of kinds reads.
+func Namespaces(kinds []Kind) []string {
+	var ns []string
+	for _, k := range kinds {
+		if o, ok := k.(OwnNamespaces); ok {
+			ns = append(ns, o.OwnNamespaces()...)
+		}
+	}
+	return ns
+}
+
 // Workers is the option every controller has: how many objects it
 // reconciles at once (controller-runtime's MaxConcurrentReconciles).
 type Workers struct {
