@@ -56,6 +56,27 @@ const (
 	ManagedByValue = "switchboard"
 )
 
+// ShardLabel assigns an object to a shard: the manager started with
+// --watch-label-selector="sharding.switchboard.dev/key in (shard1)"
+// reconciles the objects labelled shard1, and the main manager, with
+// "sharding.switchboard.dev/key notin (shard1)", the rest, the unlabelled
+// ones among them (docs/install.md, Scaling out). The children the
+// operator creates (PaperSyncs, SheetSyncs) take their parent's value, so
+// a parent and its children are reconciled by the same manager.
+const ShardLabel = "sharding.switchboard.dev/key"
+
+// ShardOf copies parent's ShardLabel, when it has one, into labels (a
+// child's, before it is created) and returns them.
+func ShardOf(parent metav1.Object, labels map[string]string) map[string]string {
+	if v, ok := parent.GetLabels()[ShardLabel]; ok {
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[ShardLabel] = v
+	}
+	return labels
+}
+
 // Category is the kubectl category every Switchboard kind belongs to, so
 // that `kubectl get switchboard -A` lists them all.
 const Category = "switchboard"

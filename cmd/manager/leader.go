@@ -28,9 +28,12 @@ import (
 // outage of up to 10 s (the renew deadline), and a standby takes over at
 // most 15 s (the lease duration) after a leader vanished.
 const (
-	defaultLeaseDuration = 15 * time.Second
-	defaultRenewDeadline = 10 * time.Second
-	defaultRetryPeriod   = 2 * time.Second
+	// defaultLeaderElectionID is the Lease of the main manager; a shard
+	// names its own.
+	defaultLeaderElectionID = "manager.switchboard.dev"
+	defaultLeaseDuration    = 15 * time.Second
+	defaultRenewDeadline    = 10 * time.Second
+	defaultRetryPeriod      = 2 * time.Second
 )
 
 // validateLeaderElection applies client-go's rules for the three timings

@@ -47,7 +47,7 @@ func main() {
 		k.BindFlags(flag.CommandLine)
 	}
 	flag.Parse()
-	if err := validateLeaderElection(opts.leader.leaseDuration, opts.leader.renewDeadline, opts.leader.retryPeriod); err != nil {
+	if err := opts.validate(); err != nil {
 		fmt.Fprintf(flag.CommandLine.Output(), "manager: %v\n", err)
 		os.Exit(2)
 	}
@@ -70,13 +70,13 @@ func main() {
 		fail(err, "cannot build the outbound HTTP client")
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	deps := wire.Deps{Outbound: out, OAuth: engine, PublicURL: opts.publicURL, Registerer: ctrlmetrics.Registry}
+	deps := wire.Deps{Outbound: out, OAuth: engine, PublicURL: opts.publicURL, Registerer: ctrlmetrics.Registry, Shard: opts.shard}
 	for _, k := range controllers {
 		if err := k.Setup(mgr, deps); err != nil {
 			fail(err, "cannot set up controller", "controller", k.Name())
 		}
 	}
-	if err := grant.SetupHandover(mgr, engine, opts.stateNamespace); err != nil {
+	if err := grant.SetupHandover(mgr, engine, opts.stateNamespace, opts.shard); err != nil {
 		fail(err, "cannot add the OAuth grant receiver")
 	}
 	if err := addCollectors(mgr, opts.stateNamespace); err != nil {
@@ -103,12 +103,12 @@ func newManager(o *options, own []string) (ctrl.Manager, error) {
 	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache: setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces),
-			Own: append([]string{o.stateNamespace}, own...)}.CacheOptions(scheme),
+			Own: append([]string{o.stateNamespace}, own...), Shard: o.shard}.CacheOptions(scheme),
 		Client:                        client.Options{Cache: &cache},
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leader.elect,
-		LeaderElectionID:              "manager.switchboard.dev",
+		LeaderElectionID:              o.leader.id,
 		LeaderElectionNamespace:       o.leader.namespace,
 		LeaseDuration:                 &o.leader.leaseDuration,
 		RenewDeadline:                 &o.leader.renewDeadline,

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -36,6 +38,8 @@ type options struct {
 	outboundTimeout           time.Duration
 	sinkDenyPrivate           bool
 	watchNamespaces           string
+	watchSelector             string
+	shard                     labels.Selector // watchSelector parsed
 	publicURL, stateNamespace string
 	upstreams                 *upstream.Set
 	zap                       zap.Options
@@ -44,7 +48,7 @@ type options struct {
 // leaderOptions are leader election's.
 type leaderOptions struct {
 	elect                                     bool
-	namespace                                 string
+	namespace, id                             string
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 }
 
@@ -56,6 +60,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.outboundTimeout, "outbound-timeout", outbound.DefaultTimeout, "Timeout of each outbound request to an upstream API.")
 	fs.BoolVar(&o.sinkDenyPrivate, "sink-deny-private-networks", false, "Also refuse HTTP sinks (a CalendarWatch's spec.sink.http.url) at private addresses (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), where cluster-local Services are; loopback, link-local (the cloud metadata service) and unspecified addresses are always refused.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose resources the manager reconciles (a namespaced install: RBAC as Roles in each); empty watches every namespace.")
+	fs.StringVar(&o.watchSelector, "watch-label-selector", "", "Label selector of the Switchboard objects this manager reconciles, to share them among several managers (sharding): e.g. \"sharding.switchboard.dev/key in (shard1)\" on a shard and \"sharding.switchboard.dev/key notin (shard1)\" on the main manager. Each manager needs its own --leader-election-id. Empty reconciles every object.")
 	fs.StringVar(&o.publicURL, "public-url", "", "Externally visible base URL of the webhook server (its --public-url), e.g. https://hooks.example.com: the OAuth connect links kept in each resource's <name>-oauth-connect Secret are built on it. Empty keeps only the token.")
 	fs.StringVar(&o.stateNamespace, "state-namespace", podNamespace(), "Namespace of the webhook's OAuth state Secrets (its --state-namespace), where expired states are deleted.")
 	fs.Var(o.upstreams, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
@@ -64,10 +69,28 @@ func (o *options) bind(fs *flag.FlagSet) {
 
 func (o *leaderOptions) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.elect, "leader-elect", false, "Elect a leader so that only one replica reconciles (enable when running more than one).")
+	fs.StringVar(&o.id, "leader-election-id", defaultLeaderElectionID, "Name of the leader election Lease; each shard (--watch-label-selector) has its own.")
 	fs.StringVar(&o.namespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", defaultLeaseDuration, "How long a lease lasts without renewal: a standby takes over a leader that stopped renewing after this long.")
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", defaultRenewDeadline, "How long the leader keeps trying to renew its lease (through an API server outage, say) before it gives up leadership and exits, for the kubelet to restart it; shorter than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", defaultRetryPeriod, "Time between two attempts to acquire or renew the lease; the renew deadline must exceed 1.2 times it.")
+}
+
+// validate checks what flag parsing cannot, naming the flags, and parses
+// --watch-label-selector.
+func (o *options) validate() error {
+	if err := validateLeaderElection(o.leader.leaseDuration, o.leader.renewDeadline, o.leader.retryPeriod); err != nil {
+		return err
+	}
+	if o.leader.id == "" {
+		return fmt.Errorf("--leader-election-id must not be empty")
+	}
+	sel, err := labels.Parse(o.watchSelector)
+	if err != nil {
+		return fmt.Errorf("--watch-label-selector %q is not a label selector: %w", o.watchSelector, err)
+	}
+	o.shard = sel
+	return nil
 }
 
 func names() string {

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +53,11 @@ type Receiver struct {
 	Targets []Target
 	// Namespace holds the handovers (the webhook's --state-namespace).
 	Namespace string
+	// Shard selects the resources this manager reconciles (its
+	// --watch-label-selector; nil: all). Every shard's receiver sees every
+	// handover; each takes only those of its own resources, so one code
+	// is exchanged once.
+	Shard labels.Selector
 	// Keep is HandoverKeep when zero.
 	Keep time.Duration
 	// Clock is the wall clock when nil.
@@ -86,7 +93,10 @@ func (r *Receiver) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	ho := handoverFrom(&sec)
 	out, err := r.receive(ctx, ho)
-	if err != nil {
+	switch {
+	case errors.Is(err, errOtherShard):
+		return reconcile.Result{}, nil // another manager's to receive
+	case err != nil:
 		return reconcile.Result{}, err // nothing was exchanged: try again
 	}
 	logf.FromContext(ctx).Info("OAuth grant received", "target", ho.Target, "resource", ho.Namespace+"/"+ho.Name, "result", out.Result)
@@ -106,6 +116,9 @@ func (r *Receiver) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	return reconcile.Result{RequeueAfter: r.keep()}, nil
 }
+
+// errOtherShard: the handover's resource is another shard's.
+var errOtherShard = errors.New("the resource is another shard's")
 
 // receive checks a handover against the resource it names and, when the
 // grant may be written, exchanges the code and writes it. err is for a
@@ -128,6 +141,8 @@ func (r *Receiver) receive(ctx context.Context, ho Handover) (Outcome, error) {
 		return Outcome{Result: Gone}, nil
 	case err != nil:
 		return Outcome{}, err
+	case r.Shard != nil && !r.Shard.Matches(labels.Set(res.Object.GetLabels())):
+		return Outcome{}, errOtherShard
 	}
 	connectSec, err := r.connectSecret(ctx, res, ho)
 	switch {

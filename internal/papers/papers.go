@@ -57,7 +57,7 @@ func NewSync(ni *v1alpha1.NotionIntegration, pageID, link, arxivID string) *v1al
 	return &v1alpha1.PaperSync{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: SyncName(ni.Name, pageID, arxivID), Namespace: ni.Namespace,
-			Labels: map[string]string{IntegrationLabel: ni.Name},
+			Labels: v1alpha1.ShardOf(ni, map[string]string{IntegrationLabel: ni.Name}),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "NotionIntegration",
 				Name: ni.Name, UID: ni.UID}},
 		},

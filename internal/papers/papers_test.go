@@ -19,6 +19,10 @@ package papers
 import (
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
 func TestNames(t *testing.T) {
@@ -39,5 +43,21 @@ func TestNames(t *testing.T) {
 	}
 	if n := SyncName(strings.Repeat("x", 253), "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "1"); len(n) > 63 {
 		t.Fatalf("name of %d characters", len(n))
+	}
+}
+
+// A PaperSync is its integration's shard's, so the manager that
+// reconciles the integration reconciles its syncs; an unlabelled
+// integration's syncs carry no shard label.
+func TestASyncTakesItsIntegrationsShard(t *testing.T) {
+	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "research", Namespace: "ns",
+		Labels: map[string]string{v1alpha1.ShardLabel: "shard1", "team": "papers"}}}
+	s := NewSync(ni, "1c2d3e4f5a6b4c7d8e9f0a1b2c3d4e5f", "https://arxiv.org/abs/2301.12345", "2301.12345")
+	if got := s.Labels; got[v1alpha1.ShardLabel] != "shard1" || got[IntegrationLabel] != "research" || got["team"] != "" {
+		t.Fatalf("labels %v: want the shard and the integration, nothing else", got)
+	}
+	ni.Labels = nil
+	if s := NewSync(ni, "1c2d3e4f5a6b4c7d8e9f0a1b2c3d4e5f", "https://arxiv.org/abs/2301.12345", "2301.12345"); len(s.Labels) != 1 {
+		t.Fatalf("labels %v: want only the integration's", s.Labels)
 	}
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package setup
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -72,6 +73,10 @@ type Scope struct {
 	// SecretsOnlyInOwn caches Secrets of the Own namespaces only: the
 	// webhook server, which holds no right to Secrets anywhere else.
 	SecretsOnlyInOwn bool
+	// Shard selects, by their labels, the Switchboard objects cached
+	// (--watch-label-selector: one shard's share); nil is all of them.
+	// Secrets and other kinds are cached as without it.
+	Shard labels.Selector
 }
 
 // ParseNamespaces reads a comma-separated list of namespaces ("" is none).
@@ -118,6 +123,15 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 		}
 	}
 	opts.ByObject = map[client.Object]cache.ByObject{&corev1.Secret{}: secrets}
+	if s.Shard != nil && !s.Shard.Empty() {
+		for _, kind := range v1alpha1.Kinds() {
+			obj, err := scheme.New(v1alpha1.GroupVersion.WithKind(kind))
+			if err != nil {
+				panic(fmt.Sprintf("setup: kind %s is not in the scheme: %v", kind, err))
+			}
+			opts.ByObject[obj.(client.Object)] = cache.ByObject{Label: s.Shard}
+		}
+	}
 	return opts
 }
 

@@ -182,3 +182,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A SheetSync is its connection's shard's, so the manager that reconciles
+// the connection reconciles its syncs.
+func TestASyncTakesItsConnectionsShard(t *testing.T) {
+	c := &v1alpha1.SheetConnection{}
+	c.Name, c.Namespace = "worklog", "ns"
+	c.Labels = map[string]string{v1alpha1.ShardLabel: "shard2", "team": "time"}
+	s := timesheet.NewSync(c, v1alpha1.TimeTrackerSession{ID: "s-1"})
+	if got := s.Labels; got[v1alpha1.ShardLabel] != "shard2" || got[timesheet.ConnectionLabel] != "worklog" || got["team"] != "" {
+		t.Fatalf("labels %v: want the shard and the connection, nothing else", got)
+	}
+	c.Labels = nil
+	if s := timesheet.NewSync(c, v1alpha1.TimeTrackerSession{ID: "s-1"}); len(s.Labels) != 1 {
+		t.Fatalf("labels %v: want only the connection's", s.Labels)
+	}
+}

@@ -67,7 +67,7 @@ func NewSync(c *v1alpha1.SheetConnection, s v1alpha1.TimeTrackerSession) *v1alph
 	return &v1alpha1.SheetSync{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: SyncName(c.Name, s.ID), Namespace: c.Namespace,
-			Labels: map[string]string{ConnectionLabel: c.Name},
+			Labels: v1alpha1.ShardOf(c, map[string]string{ConnectionLabel: c.Name}),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "SheetConnection",
 				Name: c.Name, UID: c.UID}},
 		},

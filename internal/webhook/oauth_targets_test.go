@@ -27,6 +27,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -445,5 +448,43 @@ func TestOAuthRoutesConnectTheTargetsOfTheirFamilies(t *testing.T) {
 		if tok := w.token(t, cm); !strings.HasPrefix(string(tok.Data[oauth.KeyRefreshToken]), "1//") {
 			t.Fatal("no grant after the manager ran")
 		}
+	})
+
+	t.Run("a handover of another shard's resource is left to that shard's manager", func(t *testing.T) {
+		ns, err := w.env.Namespace("shard")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook := w.serve(t, ns, 200*time.Millisecond)
+		cm, _ := w.resource(t, "test-google", "google-client", "google-secret") // unlabelled: the main manager's
+		if _, st, body := connectThrough(t, w.mintOn(t, cm, "test-google", hook)); st != http.StatusAccepted {
+			t.Fatalf("callback answered %d:\n%s", st, body)
+		}
+		var handovers corev1.SecretList
+		if err := w.env.Client.List(ctx, &handovers, client.InNamespace(ns), client.HasLabels{oauth.HandoverLabel}); err != nil || len(handovers.Items) != 1 {
+			t.Fatalf("%d handovers, %v", len(handovers.Items), err)
+		}
+		key := client.ObjectKeyFromObject(&handovers.Items[0])
+		// shard1's manager sees the handover (Secrets are not sharded) and
+		// leaves it: one code is exchanged once, by the resource's own.
+		shard1 := &oauth.Receiver{Client: w.env.Client, Reader: w.env.Client, Targets: w.targets, Namespace: ns,
+			Engine: &oauth.Engine{Store: &oauth.Store{Reader: w.env.Client, Writer: w.env.Client}, Out: w.out},
+			Shard:  labels.SelectorFromSet(labels.Set{v1alpha1.ShardLabel: "shard1"})}
+		if res, err := shard1.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil || res != (reconcile.Result{}) {
+			t.Fatalf("shard1's receiver: %+v, %v", res, err)
+		}
+		var ho corev1.Secret
+		if err := w.env.Client.Get(ctx, key, &ho); err != nil || len(ho.Data["code"]) == 0 || len(ho.Data["outcome"]) != 0 {
+			t.Fatalf("shard1's receiver touched the handover (%v): outcome %q", err, ho.Data["outcome"])
+		}
+		if err := w.env.Client.Get(ctx, types.NamespacedName{Namespace: cm.Namespace, Name: "token"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("shard1's receiver wrote a grant: %v", err)
+		}
+		// The main manager, whose selector takes the unlabelled resource.
+		w.receive(t, ns)
+		testenv.Eventually(t, "the main manager's receiver to receive the handover", func() bool {
+			err := w.env.Client.Get(ctx, key, &ho)
+			return err == nil && string(ho.Data["outcome"]) == string(oauth.Connected)
+		})
 	})
 }

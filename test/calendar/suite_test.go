@@ -113,7 +113,7 @@ func TestMain(m *testing.M) {
 		}).SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
-		if err := grant.SetupHandover(mgr, engine, "default"); err != nil {
+		if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
 			return nil, err
 		}
 		// The webhook runs as the chart's webhook ServiceAccount, on its own

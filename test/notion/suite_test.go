@@ -87,7 +87,7 @@ func TestMain(m *testing.M) {
 			&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}); err != nil {
 			return nil, err
 		}
-		if err := grant.SetupHandover(mgr, engine, "default"); err != nil {
+		if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
 			return nil, err
 		}
 		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})

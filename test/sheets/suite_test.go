@@ -115,7 +115,7 @@ func startControllers(e *testenv.Env) error {
 		&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports, Retries: syncRetries}); err != nil {
 		return err
 	}
-	if err := grants.SetupHandover(mgr, engine, "default"); err != nil {
+	if err := grants.SetupHandover(mgr, engine, "default", nil); err != nil {
 		return err
 	}
 	stopControllers = testenv.StartManager(mgr)

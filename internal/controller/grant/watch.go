@@ -19,6 +19,8 @@ package grant
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -52,9 +54,9 @@ func SecretWatch(c client.Reader, list client.ObjectList) (client.Object, handle
 // hands over in stateNamespace (its --state-namespace) for every OAuth
 // target: the webhook holds no right to the resources' Secrets, so the
 // manager exchanges each code and writes the grant.
-func SetupHandover(mgr ctrl.Manager, engine *oauth.Engine, stateNamespace string) error {
+func SetupHandover(mgr ctrl.Manager, engine *oauth.Engine, stateNamespace string, shard labels.Selector) error {
 	return SetupReceiver(mgr, &oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
-		Targets: targets.All(), Namespace: stateNamespace})
+		Targets: targets.All(), Namespace: stateNamespace, Shard: shard})
 }
 
 // SetupReceiver registers r, the manager's receiver of the grants the

@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
@@ -555,6 +557,46 @@ func TestTheSweepCleansWhatACrashLeftBehind(t *testing.T) {
 	}
 	if !f.exists(t, "user_prize/"+f.ns+"/live.zip") {
 		t.Error("the sweep deleted a live link's blob")
+	}
+}
+
+// shardCache is the cache of a manager whose --watch-label-selector does
+// not take the links: it holds none.
+type shardCache struct{ client.Client }
+
+func (c shardCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*v1alpha1.ReceiveLink); ok {
+		return apierrors.NewNotFound(v1alpha1.GroupVersion.WithResource("receivelinks").GroupResource(), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// Every shard sweeps the link namespace, which all links share: a shard
+// whose cache lacks a link asks the API server before calling its
+// short-token object an orphan, and hands to its controller only its own
+// overdue links.
+func TestAShardsSweepLeavesAnotherShardsLinks(t *testing.T) {
+	f := newFixture(t, nil)
+	blob := f.upload(t, "theirs.zip")
+	key := f.link(t, "theirs", blob, nil) // unlabelled: the main manager's
+	f.reconcile(t, key)
+	short := string(f.share(t, key)[linktoken.ShareShortToken])
+	f.clock.Step(2 * time.Hour) // past its expiry: overdue
+	sw := &receivelink.Sweeper{Client: shardCache{env.Client}, APIReader: env.Client, Reconciler: f.r, Namespace: f.opns, Clock: f.clock,
+		Shard: labels.SelectorFromSet(labels.Set{v1alpha1.ShardLabel: "shard1"})}
+	if _, err := sw.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !f.exists(t, blob) {
+		t.Error("shard1's sweep deleted the main manager's link's blob")
+	}
+	if _, ok := f.tokenObject(t, short); !ok {
+		t.Error("shard1's sweep deleted the main manager's link's short-token object")
+	}
+	for len(f.r.Overdue) > 0 {
+		if ev := <-f.r.Overdue; ev.Object.GetNamespace() == f.ns {
+			t.Errorf("shard1's sweep handed %s to its controller", ev.Object.GetName())
+		}
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,6 +86,12 @@ type Sweeper struct {
 	// MirrorInterval is how often Refresh runs (DefaultMirrorInterval when
 	// 0).
 	MirrorInterval time.Duration
+	// Shard selects the ReceiveLinks this manager reconciles (its
+	// --watch-label-selector; nil: all): only those are handed over as
+	// overdue. The short-token objects and mirrors are swept by every
+	// shard, each link looked up on the API server before its object is
+	// called an orphan.
+	Shard labels.Selector
 	// Batch is the page size (DefaultSweepBatch when 0).
 	Batch int64
 	Clock clock.PassiveClock
@@ -226,6 +234,11 @@ func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, used map[s
 	key := types.NamespacedName{Namespace: string(d[linktoken.DataNamespace]), Name: string(d[linktoken.DataName])}
 	var l v1alpha1.ReceiveLink
 	err := s.Client.Get(ctx, key, &l)
+	if apierrors.IsNotFound(err) {
+		// Not in this manager's cache: gone, or another shard's link (or
+		// one the cache has not seen yet). The API server decides.
+		err = s.APIReader.Get(ctx, key, &l)
+	}
 	if err == nil && string(l.UID) == obj.Labels[linktoken.LinkUIDLabel] {
 		if _, sealed := d[linktoken.DataLongToken]; sealed {
 			keySecret, recorded := d[linktoken.DataKeySecret]
@@ -326,7 +339,11 @@ func (s *Sweeper) sweepLinks(ctx context.Context, res *SweepResult) error {
 	now := s.Clock.Now()
 	for cont := ""; ; {
 		var page v1alpha1.ReceiveLinkList
-		if err := s.APIReader.List(ctx, &page, client.Limit(s.Batch), client.Continue(cont)); err != nil {
+		opts := []client.ListOption{client.Limit(s.Batch), client.Continue(cont)}
+		if s.Shard != nil {
+			opts = append(opts, client.MatchingLabelsSelector{Selector: s.Shard})
+		}
+		if err := s.APIReader.List(ctx, &page, opts...); err != nil {
 			return fmt.Errorf("list ReceiveLinks: %w", err)
 		}
 		for i := range page.Items {

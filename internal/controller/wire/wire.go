@@ -25,6 +25,8 @@ import (
 	"flag"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,6 +46,10 @@ type Deps struct {
 	PublicURL string
 	// Registerer receives the controllers' own metrics (nil: none).
 	Registerer prometheus.Registerer
+	// Shard is the manager's --watch-label-selector (nil or empty: every
+	// object): what runs beside a controller and lists from the API
+	// server acts only on the objects it selects.
+	Shard labels.Selector
 }
 
 // Kind is one controller as the manager lists it.
