@@ -62,6 +62,10 @@ func TestWrongValuesAreRefusedWithAMessageNamingThem(t *testing.T) {
 			values: map[string]any{"networkPolicy.sinks": map[string]any{"ports": []any{"http"}}},
 			want:   []string{"/networkPolicy/sinks/ports/0", "want integer"},
 		},
+		"a shard key that is not a label value": {
+			values: map[string]any{"manager.shards": []any{"Shard_1"}},
+			want:   []string{"/manager/shards/0", "does not match pattern"},
+		},
 		"the image tag latest": {
 			values: map[string]any{"image.tag": "latest"},
 			want:   []string{"/image/tag"},

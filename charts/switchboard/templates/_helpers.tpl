@@ -168,3 +168,30 @@ writes there, and writes nothing. */}}
   - list
   - watch
 {{- end }}
+
+{{/*
+The manager's components: "manager", then "manager-<key>" for each key of
+manager.shards, as a JSON list (fromJsonArray).
+*/}}
+{{- define "switchboard.managerComponents" -}}
+{{- $c := list "manager" }}
+{{- range .Values.manager.shards }}
+{{- $c = append $c (printf "manager-%s" .) }}
+{{- end }}
+{{- toJson $c }}
+{{- end }}
+
+{{/*
+A manager's sharding flags: a shard's selector and Lease; the main
+manager's selector leaves it every object no shard takes.
+*/}}
+{{- define "switchboard.shardArgs" -}}
+{{- $shards := .ctx.Values.manager.shards }}
+{{- if ne .component "manager" }}
+{{- $key := trimPrefix "manager-" .component }}
+- {{ printf "--watch-label-selector=sharding.switchboard.dev/key in (%s)" $key | quote }}
+- --leader-election-id=manager.switchboard.dev-{{ $key }}
+{{- else if $shards }}
+- {{ printf "--watch-label-selector=sharding.switchboard.dev/key notin (%s)" (join "," $shards) | quote }}
+{{- end }}
+{{- end }}
