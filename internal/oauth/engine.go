@@ -27,13 +27,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/clocks"
-
 	"golang.org/x/sync/singleflight"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 )
 

@@ -26,10 +26,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/clocks"
-
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )

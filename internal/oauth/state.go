@@ -24,8 +24,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/clocks"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/clocks"
 )
 
 // StateTTL is how long an OAuth state is valid (seed 000 §3.1.1: 10

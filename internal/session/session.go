@@ -34,8 +34,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/clocks"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 

@@ -24,8 +24,6 @@ import (
 	"path"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/clocks"
-
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
 	"github.com/switchboard-dev/switchboard/internal/session"
 )

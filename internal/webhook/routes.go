@@ -20,12 +20,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/clocks"
-
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )

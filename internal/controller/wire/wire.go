@@ -25,9 +25,8 @@ import (
 	"flag"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 
