@@ -259,7 +259,7 @@ func (d *Demo) renewal(ctx context.Context, sandboxURL string) error {
 	}
 	fmt.Printf("    %s status.channel.id %s → %s (expires %s)\n", time.Now().UTC().Format("15:04:05.000"),
 		old.ID, w.Status.Channel.ID, w.Status.Channel.Expiration.UTC().Format("15:04:05.000"))
-	ev, err := d.waitEvent(ctx, "ChannelStopped", old.ID)
+	ev, err := d.waitEvent(ctx, "ChannelRenewed", old.ID)
 	if err != nil {
 		return err
 	}

@@ -97,16 +97,43 @@ func (r *Reconciler) readChannelSecret(ctx context.Context, obj *v1alpha1.Calend
 	return &sec, nil
 }
 
-// renewAt is when a channel is renewed: renewBefore ahead of its
+// renewAt is when a channel is due for renewal: renewBefore ahead of its
 // expiration, up to a tenth of that earlier, spread by the channel id so
-// that channels opened together are not renewed together (and the same
+// that channels opened together are not due together (and the same
 // instant on every reconcile). Google may grant less than asked: a channel
-// whose whole life is shorter than renewBefore is renewed halfway through
-// it, never at once and again at once. The life is known from the
-// channel's sequence, the Unix milliseconds it was opened at.
+// whose whole life is shorter than renewBefore is due halfway through it,
+// never at once and again at once. The life is known from the channel's
+// sequence, the Unix milliseconds it was opened at.
 func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
+	due, _ := renewal(ch, renewBefore)
+	return due
+}
+
+// renewStart is when the renewal of a channel begins: renewLead ahead of
+// its due instant (renewAt), so that a burst of renewals queued behind one
+// another still has each successor open by its due instant rather than
+// after it.
+func renewStart(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
+	due, before := renewal(ch, renewBefore)
+	if due.IsZero() {
+		return due
+	}
+	return due.Add(-renewLead(before))
+}
+
+// renewLead is how far ahead of its due instant a renewal begins: a
+// hundredth of the renewBefore in force, at most a minute (6 s for 10m,
+// a minute for the default 24h). Renewals begin at most 10 % + 1 % of
+// renewBefore early, inside the slack a person gave.
+func renewLead(renewBefore time.Duration) time.Duration {
+	return min(renewBefore/100, time.Minute)
+}
+
+// renewal is renewAt and the renewBefore in force (halved for a short
+// life).
+func renewal(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) (time.Time, time.Duration) {
 	if ch == nil || ch.Expiration == nil {
-		return time.Time{}
+		return time.Time{}, 0
 	}
 	if life := ch.Expiration.Sub(time.UnixMilli(calendarpush.ChannelSequence(ch))); life > 0 && life <= renewBefore {
 		renewBefore = life / 2
@@ -114,7 +141,7 @@ func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(ch.ID))
 	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1)) //nolint:gosec // renewBefore is positive (CEL) and the result is below it
-	return ch.Expiration.Add(-renewBefore - spread)
+	return ch.Expiration.Add(-renewBefore - spread), renewBefore
 }
 
 // channel opens the push channel, renews it before it expires (the new one
@@ -122,7 +149,7 @@ func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 // backoff. It never ends the reconcile: without a channel the backup sync
 // still deletes appointments (seed 002 "Graceful Degradation").
 func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
-	r.stopPrevious(ctx, obj, run)
+	r.stopPrevious(ctx, obj, run, true)
 	if r.PublicURL == "" {
 		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, v1alpha1.NoPublicURLReason,
 			"the manager has no --public-url, so Google cannot be told where to push; the backup sync runs every "+obj.Spec.BackupSyncInterval.Duration.String())
@@ -151,7 +178,7 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 func channelDue(obj *v1alpha1.CalendarWatch, run *runner.Run) bool {
 	st := &obj.Status
 	cur := st.Channel
-	due := renewAt(cur, obj.Spec.Channel.RenewBefore.Duration)
+	due := renewStart(cur, obj.Spec.Channel.RenewBefore.Duration)
 	if cur != nil && run.Now.Before(due) && !run.Requested {
 		status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
 			"channel "+cur.ID+" open until "+cur.Expiration.UTC().Format(time.RFC3339))
@@ -207,35 +234,41 @@ func (r *Reconciler) channelFailed(obj *v1alpha1.CalendarWatch, run *runner.Run,
 	return runner.Continue()
 }
 
-// channelOpened makes the channel Google opened the current one (cur, the
-// one it renews, becomes the previous), then stops the previous one and
-// schedules the next renewal.
+// channelOpened makes the channel Google opened the current one, stops the
+// one it renews (cur), and schedules the next renewal. The stop comes
+// before the status write: the webhook accepts a channel whose sequence is
+// above the one status names (it is being opened), and the old one is
+// accepted while status still names it, so there is no gap; and a renewal
+// costs one status write and one Event. A stop that fails keeps the old
+// channel in status.previousChannel (still accepted), tried again on the
+// next reconcile.
 func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, cur *v1alpha1.ChannelStatus, ch gcalendar.Channel) runner.Outcome {
 	st := &obj.Status
 	if ch.Expiration.IsZero() {
 		ch.Expiration = run.Now.Add(obj.Spec.Channel.TTL.Duration)
 	}
 	exp := metav1.NewTime(ch.Expiration)
+	stopped := ""
 	if cur != nil {
 		st.PreviousChannel = cur
+		if r.stopPrevious(ctx, obj, run, false) {
+			stopped = "; stopped " + cur.ID
+		}
 	}
 	st.Channel = &v1alpha1.ChannelStatus{ID: ch.ID, ResourceID: ch.ResourceID, Expiration: &exp}
 	st.ChannelFailures, st.NextChannelAttemptAt = 0, nil
-	verb := "opened"
+	reason, verb := "ChannelOpened", "opened"
 	if cur != nil {
-		verb = "renewed: opened"
+		reason, verb = "ChannelRenewed", "renewed: opened"
 	}
-	r.event(obj, nil, corev1.EventTypeNormal, "ChannelOpened", "OpenChannel",
-		fmt.Sprintf("push channel %s %s, expires %s", verb, ch.ID, exp.UTC().Format(time.RFC3339)))
+	r.event(obj, nil, corev1.EventTypeNormal, reason, "OpenChannel",
+		fmt.Sprintf("push channel %s %s, expires %s%s", verb, ch.ID, exp.UTC().Format(time.RFC3339), stopped))
 	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
 		"channel "+ch.ID+" open until "+exp.UTC().Format(time.RFC3339))
-	// Switch status to the new channel before stopping the old one: while
-	// both deliver, both are accepted (the sync deduplicates the work).
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
-	r.stopPrevious(ctx, obj, run)
-	run.RequeueAt(renewAt(st.Channel, obj.Spec.Channel.RenewBefore.Duration))
+	run.RequeueAt(renewStart(st.Channel, obj.Spec.Channel.RenewBefore.Duration))
 	return runner.Continue()
 }
 
@@ -277,22 +310,27 @@ func (r *Reconciler) keepChannelPromise(phase runner.Phase[*v1alpha1.CalendarWat
 	}
 }
 
-// stopPrevious stops the channel a renewal replaced; a failure leaves it in
-// status (still accepted) and is tried again on the next reconcile. One
-// past its expiration is simply forgotten.
-func (r *Reconciler) stopPrevious(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) {
+// stopPrevious stops the channel a renewal replaced and reports whether it
+// is gone from status; a failure leaves it there (still accepted) and is
+// tried again on the next reconcile. One past its expiration is simply
+// forgotten. With announce, a stop is recorded in its own Event (a retry's;
+// a renewal's own stop is told in its ChannelRenewed Event).
+func (r *Reconciler) stopPrevious(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, announce bool) bool {
 	prev := obj.Status.PreviousChannel
 	if prev == nil {
-		return
+		return false
 	}
 	if prev.Expiration == nil || run.Now.Before(prev.Expiration.Time) {
 		if err := r.Calendar.Stop(ctx, grant.Of(run).Token, prev.ID, prev.ResourceID); err != nil {
 			run.RequeueAt(run.Now.Add(Retries.Exact().After(1, err)))
-			return
+			return false
 		}
-		r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped the replaced push channel "+prev.ID)
+		if announce {
+			r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped the replaced push channel "+prev.ID)
+		}
 	}
 	obj.Status.PreviousChannel = nil
+	return true
 }
 
 // suspend stops every channel of a suspended watch and marks a sync due:

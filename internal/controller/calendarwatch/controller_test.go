@@ -141,17 +141,23 @@ func TestRenewalOpensTheNewChannelThenStopsTheOld(t *testing.T) {
 	first := f.watch(t).Status.Channel
 	due := renewAt(first, 24*time.Hour)
 	if earliest := first.Expiration.Add(-24*time.Hour - 144*time.Minute); due.Before(earliest) || due.After(first.Expiration.Add(-24*time.Hour)) {
-		t.Fatalf("renewal at %s for expiration %s", due, first.Expiration)
+		t.Fatalf("renewal due at %s for expiration %s", due, first.Expiration)
+	}
+	// The renewal begins a minute (renewBefore/100, at most a minute) before
+	// it is due.
+	start := renewStart(first, 24*time.Hour)
+	if !start.Equal(due.Add(-time.Minute)) {
+		t.Fatalf("renewal begins at %s, due %s", start, due)
 	}
 	watches, stops := box.Calls(sandbox.CalendarEventsWatch), box.Calls(sandbox.CalendarChannelsStop)
-	f.clock.SetTime(due.Add(-time.Second))
+	f.clock.SetTime(start.Add(-time.Second))
 	f.reconcile(t)
 	if box.Calls(sandbox.CalendarEventsWatch) != watches {
 		t.Fatal("renewed early")
 	}
 	// The old channel cannot be stopped yet: it stays accepted.
 	box.SetFault(sandbox.CalendarChannelsStop, sandbox.Fault{Status: http.StatusServiceUnavailable, Times: 1})
-	f.clock.SetTime(due)
+	f.clock.SetTime(start)
 	f.reconcile(t)
 	w := f.watch(t)
 	if w.Status.Channel.ID == first.ID || w.Status.PreviousChannel == nil || w.Status.PreviousChannel.ID != first.ID {
@@ -167,6 +173,31 @@ func TestRenewalOpensTheNewChannelThenStopsTheOld(t *testing.T) {
 	}
 	if got := box.Calls(sandbox.CalendarChannelsStop) - stops; got != 2 {
 		t.Fatalf("%d channels.stop calls (one refused, one done)", got)
+	}
+}
+
+// A renewal whose stop succeeds leaves status naming only the new channel
+// after one reconcile, told in one Event that names both channels: with
+// the status write, two API writes per renewal.
+func TestARenewalIsOneStatusWriteAndOneEvent(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	first := f.watch(t).Status.Channel
+	f.clock.SetTime(renewStart(first, 24*time.Hour))
+	f.reconcile(t)
+	w := f.watch(t)
+	if w.Status.Channel.ID == first.ID || w.Status.PreviousChannel != nil {
+		t.Fatalf("after renewal: channel %+v previous %+v", w.Status.Channel, w.Status.PreviousChannel)
+	}
+	if open := calEm.Channels(f.calendar); len(open) != 1 || open[0].ID != w.Status.Channel.ID {
+		t.Fatalf("open channels after renewal: %+v", open)
+	}
+	renewed := f.rec.With("ChannelRenewed")
+	if len(renewed) != 1 || !strings.Contains(renewed[0], w.Status.Channel.ID) || !strings.Contains(renewed[0], "stopped "+first.ID) {
+		t.Fatalf("ChannelRenewed Events %q", renewed)
+	}
+	if got := f.rec.With("ChannelStopped"); len(got) != 0 {
+		t.Fatalf("a renewal's stop recorded again: %q", got)
 	}
 }
 

@@ -335,12 +335,12 @@ func TestProperty7RenewalBeforeExpiration(t *testing.T) {
 		renewBefore := time.Duration(rapid.Int64Range(int64(time.Second), int64(7*24*time.Hour)).Draw(rt, "renewBefore"))
 		exp := metav1.NewTime(opened.Add(life))
 		ch := &v1alpha1.ChannelStatus{ID: calendarpush.ChannelID("u", opened.UnixMilli()), Expiration: &exp}
-		at := renewAt(ch, renewBefore)
-		if !at.Before(exp.Time) || at.Before(opened) {
-			rt.Fatalf("renewal at %s for a channel opened %s expiring %s", at, opened, exp)
+		at, start := renewAt(ch, renewBefore), renewStart(ch, renewBefore)
+		if !at.Before(exp.Time) || start.Before(opened) || start.After(at) {
+			rt.Fatalf("renewal due %s, begun %s, for a channel opened %s expiring %s", at, start, opened, exp)
 		}
-		if life > renewBefore && at.After(exp.Add(-renewBefore)) {
-			rt.Fatalf("renewal at %s later than renewBefore %s ahead of %s", at, renewBefore, exp)
+		if life > renewBefore && (at.After(exp.Add(-renewBefore)) || start.Before(exp.Add(-renewBefore*111/100))) {
+			rt.Fatalf("renewal due %s, begun %s: not within renewBefore %s (+11 %%) ahead of %s", at, start, renewBefore, exp)
 		}
 	})
 }

@@ -147,11 +147,13 @@ func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related runtime.Object, 
 
 // readyMessage: the grant works and the last sync succeeded. A channel
 // that could not be opened leaves the watch Ready (the backup sync keeps
-// appointments true) with ChannelReady=False saying why.
+// appointments true) with ChannelReady=False saying why. It does not name
+// the channel (ChannelReady does): a renewal then changes Ready not at
+// all, and costs one status write.
 func readyMessage(obj *v1alpha1.CalendarWatch) string {
 	msg := "synced; "
-	if ch := obj.Status.Channel; ch != nil && status.IsTrue(obj, v1alpha1.ChannelReadyCondition) {
-		msg += "push channel " + ch.ID + " open"
+	if obj.Status.Channel != nil && status.IsTrue(obj, v1alpha1.ChannelReadyCondition) {
+		msg += "push channel open (see ChannelReady)"
 	} else {
 		msg += "no push channel (see ChannelReady): the backup sync runs every " + obj.Spec.BackupSyncInterval.Duration.String()
 	}
