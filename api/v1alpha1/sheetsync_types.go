@@ -112,12 +112,11 @@ type SheetSyncStatus struct {
 	// AttemptedAt is when the last append was tried.
 	// +optional
 	AttemptedAt *metav1.Time `json:"attemptedAt,omitempty"`
-	// InFlightSince is set, before values.append is called, to when the
-	// call began, and cleared when its answer is recorded. A sync found with
-	// it set later (a restart, a lost answer, a 5xx) may already be in the
-	// sheet: the operator looks for the session there before it appends
-	// again — by its id in the id column when one is mapped, else by its
-	// title, start, end and duration.
+	// InFlightSince is when an append began whose answer was lost (a
+	// timeout, a reset, a 5xx): the rows may already be in the sheet, so
+	// the operator looks for the session there before it appends again —
+	// by its id in the id column when one is mapped, else by its title,
+	// start, end and duration. It is cleared when an answer is recorded.
 	// +optional
 	InFlightSince *metav1.Time `json:"inFlightSince,omitempty"`
 	// NextAttemptAt is when the session is tried again after Google

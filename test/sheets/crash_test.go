@@ -31,8 +31,10 @@ import (
 // the answer), then starts a new manager, as a crash and a restart would,
 // and waits for the session's SheetSync to be Succeeded. rows counts the
 // session's rows in the sheet; it reports how many there were at the
-// crash.
-func crashMidAppend(t *testing.T, f *fixture, id, title string, rows func() int) (atCrash int, inFlight bool, s *v1alpha1.SheetSync) {
+// crash, and whether the session's status then said nothing of the row
+// (no status write comes before an append: the new manager finds the
+// session unfinished at its first batch, and looks it up).
+func crashMidAppend(t *testing.T, f *fixture, id, title string, rows func() int) (atCrash int, unrecorded bool, s *v1alpha1.SheetSync) {
 	t.Helper()
 	f.ready(t)
 	held, release := sheetsEm.HoldAppends()
@@ -43,19 +45,19 @@ func crashMidAppend(t *testing.T, f *fixture, id, title string, rows func() int)
 	waitHeld(t, held)
 	stopControllers() // the held answer is abandoned with the manager
 	before := f.sync(t, id)
-	atCrash, inFlight = rows(), before.Status.InFlightSince != nil && before.Status.Phase == v1alpha1.SyncPending
+	atCrash, unrecorded = rows(), before.Status.Phase != v1alpha1.SyncSucceeded && before.Status.RowNumber == 0
 	release()
 	if err := startControllers(env); err != nil {
 		t.Fatal(err)
 	}
-	return atCrash, inFlight, f.succeeded(t, id)
+	return atCrash, unrecorded, f.succeeded(t, id)
 }
 
 func TestACrashMidAppendWritesOneRowWithAnIDColumn(t *testing.T) {
 	f := newFixture(t, nil) // the fixture maps id to "Session ID"
-	atCrash, inFlight, s := crashMidAppend(t, f, "c-id", "crash with id", func() int { return f.rowsOf("c-id") })
-	if !inFlight || atCrash != 1 {
-		t.Fatalf("at the crash: in flight %v, %d rows; the test did not hit the window", inFlight, atCrash)
+	atCrash, unrecorded, s := crashMidAppend(t, f, "c-id", "crash with id", func() int { return f.rowsOf("c-id") })
+	if !unrecorded || atCrash != 1 {
+		t.Fatalf("at the crash: status without the row %v, %d rows; the test did not hit the window", unrecorded, atCrash)
 	}
 	if n := f.rowsOf("c-id"); n != 1 || len(f.rows()) != 2 {
 		t.Fatalf("%d rows hold the session after the restart, want exactly 1; sheet %q", n, f.rows())
@@ -84,9 +86,9 @@ func TestACrashMidAppendWritesOneRowWithoutAnIDColumn(t *testing.T) {
 		}
 		return n
 	}
-	atCrash, inFlight, s := crashMidAppend(t, f, "c-noid", title, count)
-	if !inFlight || atCrash != 1 {
-		t.Fatalf("at the crash: in flight %v, %d rows; the test did not hit the window", inFlight, atCrash)
+	atCrash, unrecorded, s := crashMidAppend(t, f, "c-noid", title, count)
+	if !unrecorded || atCrash != 1 {
+		t.Fatalf("at the crash: status without the row %v, %d rows; the test did not hit the window", unrecorded, atCrash)
 	}
 	if n := count(); n != 1 || len(f.rows()) != 2 {
 		t.Fatalf("%d rows hold the session after the restart, want exactly 1; sheet %q", n, f.rows())

@@ -162,53 +162,13 @@ func (bt *Batch[C, P]) Later(m C, d time.Duration) {
 	}
 }
 
-// Mark writes change to each member before an outside call that must
-// not be made twice (an append), with an optimistic lock on the member as
-// the batch read it: a member whose copy was stale (the cache lagged, or
-// another process wrote it) is left out, as it was, to be looked at again
-// a moment later. It returns the members written, in order.
-func (bt *Batch[C, P]) Mark(ctx context.Context, members []C, change func(C)) []C {
-	ok := make([]bool, len(members))
-	idx := make([]int, len(members))
-	for i := range idx {
-		idx[i] = i
-	}
-	status.Each(statusWriters, idx, func(i int) {
-		m := members[i]
-		prev := m.DeepCopyObject().(C)
-		change(m)
-		if err := bt.patch(ctx, m, true); err != nil {
-			bt.b.CopyStatus(m, prev)
-			m.SetResourceVersion(prev.GetResourceVersion())
-			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-				log.FromContext(ctx).Error(err, "could not mark a child before the call; left for the next batch", "child", klog.KObj(m))
-			}
-			bt.b.wake(m, BatchBusy)
-			return
-		}
-		ok[i] = true
-	})
-	var marked []C
-	for i, m := range members {
-		if ok[i] {
-			marked = append(marked, m)
-		}
-	}
-	return marked
-}
-
 // patch writes m's status as changed since the batch last saw it on the
-// API server (a JSON merge patch; nothing when nothing changed), locked on
-// m's resourceVersion when lock is set. Written, m is remembered;
-// otherwise forgotten, since the memory may no longer be what the API
-// server holds.
-func (bt *Batch[C, P]) patch(ctx context.Context, m C, lock bool) error {
+// API server (a JSON merge patch; nothing when nothing changed). Written,
+// m is remembered; otherwise forgotten, since the memory may no longer be
+// what the API server holds.
+func (bt *Batch[C, P]) patch(ctx context.Context, m C) error {
 	saved := bt.saved[m.GetUID()]
-	var opts []client.MergeFromOption
-	if lock {
-		opts = append(opts, client.MergeFromWithOptimisticLock{})
-	}
-	p := client.MergeFromWithOptions(saved.obj, opts...)
+	p := client.MergeFrom(saved.obj)
 	if data, err := p.Data(m); err == nil && string(data) == "{}" {
 		return nil
 	}
@@ -223,16 +183,19 @@ func (bt *Batch[C, P]) patch(ctx context.Context, m C, lock bool) error {
 
 // write patches the members' statuses, several at once, then wakes them:
 // the finished ones to be collected after their retention, the others
-// when Later says. A member whose write failed is looked at again (a
-// PaperSync is synced again; a SheetSync's in-flight mark sends it to the
-// sheet first).
+// when Later says. A member whose write failed is told to Unwritten and
+// looked at again (a PaperSync is synced again; a SheetSync is looked up
+// in the sheet first).
 func (bt *Batch[C, P]) write(ctx context.Context) {
 	obj := bt.Obj.GetUID() // read before the writes answer into Obj
 	status.Each(statusWriters, bt.Members, func(m C) {
 		uid := m.GetUID()
-		if err := bt.patch(ctx, m, false); err != nil {
+		if err := bt.patch(ctx, m); err != nil {
 			if !apierrors.IsNotFound(err) {
 				log.FromContext(ctx).Error(err, "child status not written; it will be looked at again", "child", klog.KObj(m))
+			}
+			if bt.b.Unwritten != nil {
+				bt.b.Unwritten(m) // a refused write leaves m as meant
 			}
 			if uid != obj {
 				bt.b.wake(m, BatchBusy)

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -65,8 +66,10 @@ type fixture struct {
 	tallies []children.Tally
 	// work is each member's work; it finishes the member when unset.
 	work func(b *batch, m *child)
-	// mark, when set, marks every member (Batch.Mark) before work.
-	mark bool
+	// refuse names the children whose status writes the API server
+	// refuses; unwritten collects what Unwritten was told.
+	refuse    map[string]bool
+	unwritten []*child
 }
 
 func (f *fixture) Tally(_ types.NamespacedName, t children.Tally) {
@@ -99,7 +102,7 @@ func newFixture(t *testing.T, n int) *fixture {
 			}
 			return nil
 		}).Build()
-	cache := interceptor.NewClient(f.api.(client.WithWatch), interceptor.Funcs{Get: f.get, List: f.list})
+	cache := interceptor.NewClient(f.api.(client.WithWatch), interceptor.Funcs{Get: f.get, List: f.list, SubResourcePatch: f.statusPatch})
 	f.b = &children.Batcher[*child, *parent]{
 		Client: cache, OAuth: &testenv.FakeTokens{}, Parent: "integration",
 		NewParent:  func() *parent { return &parent{} },
@@ -118,13 +121,28 @@ func newFixture(t *testing.T, n int) *fixture {
 		Less:       func(a, b *child) bool { return a.CreationTimestamp.Before(&b.CreationTimestamp) },
 		Work:       f.batch,
 		Tallies:    f,
+		Unwritten: func(c *child) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.unwritten = append(f.unwritten, c.DeepCopy())
+		},
 	}
 	return f
 }
 
-// batch is the kind's work: each member is attempted (work), after a
-// locked mark when mark is set.
-func (f *fixture) batch(ctx context.Context, b *batch) runner.Outcome {
+// statusPatch refuses the status writes of the children in f.refuse.
+func (f *fixture) statusPatch(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	f.mu.Lock()
+	refused := f.refuse[obj.GetName()]
+	f.mu.Unlock()
+	if refused {
+		return apierrors.NewServiceUnavailable("refused by the test")
+	}
+	return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+}
+
+// batch is the kind's work: each member is attempted (work).
+func (f *fixture) batch(_ context.Context, b *batch) runner.Outcome {
 	f.mu.Lock()
 	var names []string
 	for _, m := range b.Members {
@@ -132,11 +150,7 @@ func (f *fixture) batch(ctx context.Context, b *batch) runner.Outcome {
 	}
 	f.batches = append(f.batches, names)
 	f.mu.Unlock()
-	members := b.Members
-	if f.mark {
-		members = b.Mark(ctx, members, func(m *child) { m.Status.Title = "in flight" })
-	}
-	for _, m := range members {
+	for _, m := range b.Members {
 		m.Status.Attempts++
 		if f.work != nil {
 			f.work(b, m)
@@ -332,32 +346,27 @@ func TestALaterVersionInTheCacheWins(t *testing.T) {
 	if err := f.api.Update(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	f.mark = true
 	f.reconcile(t, "c0")
-	if c := f.child(t, "c0"); c.Status.Title != "in flight" || c.Status.Attempts != 2 {
-		t.Fatalf("the mark was refused on a current copy: %+v", c.Status)
+	if c := f.child(t, "c0"); c.Status.Attempts != 2 || c.Annotations["example.com/touched"] != "yes" {
+		t.Fatalf("the later version was not the one worked on: %+v", c)
 	}
 }
 
-// A mark is locked on the copy the batch read: a member another process
-// changed since (not this manager: it is not remembered) is left out, as
-// it was.
-func TestAMarkOnAStaleCopyIsRefused(t *testing.T) {
+// A member whose status write is refused is told to Unwritten with the
+// status the batch meant to write (what the kind's outside call did is
+// then known only to this process), and the others are written.
+func TestAMemberWhoseWriteIsRefusedIsToldToUnwritten(t *testing.T) {
 	f := newFixture(t, 2)
-	f.mark = true
-	f.lag(t)
-	other := f.child(t, "c1")
-	other.Status.LastError = "written by another process"
-	if err := f.api.Status().Update(context.Background(), other); err != nil {
-		t.Fatal(err)
-	}
+	f.refuse = map[string]bool{"c1": true}
 	f.reconcile(t, "c0")
-	c0, c1 := f.child(t, "c0"), f.child(t, "c1")
-	if c0.Status.Phase != v1alpha1.SyncSucceeded || c0.Status.Title != "in flight" {
-		t.Fatalf("c0: %+v", c0.Status)
+	if c0 := f.child(t, "c0"); c0.Status.Phase != v1alpha1.SyncSucceeded {
+		t.Fatalf("c0 not written: %+v", c0.Status)
 	}
-	if c1.Status.Title != "" || c1.Status.Attempts != 0 || c1.Status.LastError != "written by another process" {
-		t.Fatalf("c1 was marked on a stale copy: %+v", c1.Status)
+	if c1 := f.child(t, "c1"); c1.Status.Phase != "" || c1.Status.Attempts != 0 {
+		t.Fatalf("c1's refused write shows: %+v", c1.Status)
+	}
+	if len(f.unwritten) != 1 || f.unwritten[0].Name != "c1" || f.unwritten[0].Status.Phase != v1alpha1.SyncSucceeded || f.unwritten[0].Status.Attempts != 1 {
+		t.Fatalf("Unwritten told %+v, want c1 as meant (Succeeded, 1 attempt)", f.unwritten)
 	}
 }
 

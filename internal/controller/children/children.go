@@ -28,9 +28,9 @@ limitations under the License.
 // controller keeps), so a member finished, or waiting for its next
 // attempt, is never taken again early, nor its attempts counted from a
 // stale copy. Only the leader runs controllers, so the memory is the only
-// writer's. A write that must happen before an outside call that may
-// happen only once (a Sheets append) is optimistically locked
-// (Batch.Mark): a member whose copy is stale is left out.
+// writer's. A member whose status write failed is told to the kind
+// (Unwritten): what an outside call did to it is then known only to this
+// process (a Sheets append's row).
 //
 // Parents' statuses are their own controllers' to write. A Batcher
 // reports what each batch did to the parent's Mailbox; the parent's
@@ -128,6 +128,9 @@ type Batcher[C runner.Object, P client.Object] struct {
 	// Pace, when set, is the least time between two batches of a parent;
 	// a batch whose members wait for a retry puts the next off as long.
 	Pace time.Duration
+	// Unwritten, when set, is told of each member whose status the
+	// batch could not write, with the status it meant to write.
+	Unwritten func(C)
 	// Kept, when set, holds a finished child until a person acts (a
 	// Failed SheetSync): it is not deleted after the retention.
 	Kept func(C) bool

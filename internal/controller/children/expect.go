@@ -118,7 +118,7 @@ func (b *Batcher[C, P]) catchUp(c C) (C, bool) {
 
 // CatchUp is the first phase of a child: the child as this manager last
 // wrote it, where the cache lags. It also keeps the child as the API
-// server holds it, for the batch's writes (Batch.Mark locks on it), and
+// server holds it, for the batch's writes (merge patches from it), and
 // gives the runner a patcher from it.
 func (b *Batcher[C, P]) CatchUp(_ context.Context, obj C, run *runner.Run) runner.Outcome {
 	b.init()

@@ -43,11 +43,10 @@ import (
 
 // No session is appended twice by this process: the batcher runs one
 // batch at a time per connection and remembers what each batch wrote until
-// the cache shows it (children). Across processes, and wherever a copy is
-// stale, the in-flight mark written before Google is called is what
-// decides: it is locked on the copy the batch read, so a sync another
-// write changed meanwhile is not appended on that copy's word, and a sync
-// found in flight later is looked up in the sheet first (recover.go).
+// the cache shows it (children). What no status records — a crash before
+// the status write, a failed status write, a lost answer — the ledger
+// knows, and such a session is looked up in the sheet before it is
+// appended (recover.go).
 
 // Reasons of SheetSync conditions.
 const (
@@ -69,6 +68,9 @@ type batch = children.Batch[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]
 // in session order, setting each one's status in memory; the batcher
 // writes them.
 func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
+	if err := r.ledger.start(ctx, r.Client); err != nil {
+		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
+	}
 	loc, err := time.LoadLocation(b.Parent.Status.TimeZone)
 	if err != nil {
 		loc = time.UTC
@@ -84,10 +86,6 @@ func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
 		return runner.Wait(DependencyRecheck)
 	case w.objErr != nil:
 		return runner.Retry(w.objReason, w.objErr, w.objDelay)
-	case w.unmarked:
-		// The copy read was stale, or the write failed: a moment later,
-		// the cache shows what is so.
-		return runner.Wait(BatchBusy)
 	}
 	return runner.Wait(max(b.RetryIn, BatchBusy))
 }
@@ -116,9 +114,6 @@ type batchRun struct {
 	// waiting: the members wait for the connection (Google refused the
 	// grant, or the sheet is gone).
 	waiting bool
-	// unmarked: obj's append could not be recorded in flight, so the
-	// batch did not append.
-	unmarked bool
 }
 
 // append writes the batch's rows in one values.append.
@@ -127,9 +122,8 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 	if len(todo) == 0 {
 		return
 	}
-	todo = b.markInFlight(ctx, todo)
-	if len(todo) == 0 {
-		return
+	for _, m := range todo {
+		markInFlight(m, b.now)
 	}
 	rows := make([][]any, len(todo))
 	for i, m := range todo {
@@ -156,30 +150,13 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 	}
 }
 
-// markInFlight records, before Google is called, that each member's append
-// is starting, each write locked on the copy the batch read. A member
-// whose mark could not be written is left out of this append, with its
-// status as it was; if obj's cannot be written the batch does not go on.
-func (b *batchRun) markInFlight(ctx context.Context, todo []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
-	now := metav1.NewTime(b.now)
-	mark := func(m *v1alpha1.SheetSync) {
-		m.Status.Phase, m.Status.InFlightSince, m.Status.AttemptedAt = v1alpha1.SyncPending, &now, &now
-		m.Status.Attempts++
-		status.MarkReconciling(m, "Appending", "appending to the sheet")
-	}
-	others := make([]*v1alpha1.SheetSync, 0, len(todo))
-	for _, m := range todo {
-		if m != b.obj {
-			others = append(others, m)
-			continue
-		}
-		if len(b.b.Mark(ctx, []*v1alpha1.SheetSync{m}, mark)) == 0 {
-			b.unmarked = true
-			return nil
-		}
-	}
-	marked := b.b.Mark(ctx, others, mark)
-	return without(todo, without(others, marked))
+// markInFlight shows, in memory, that m's append is starting. It is
+// written with the outcome: a lost answer keeps status.inFlightSince, and
+// the sync is then looked up before it is appended again.
+func markInFlight(m *v1alpha1.SheetSync, now time.Time) {
+	at := metav1.NewTime(now)
+	m.Status.Phase, m.Status.InFlightSince, m.Status.AttemptedAt = v1alpha1.SyncPending, &at, &at
+	m.Status.Attempts++
 }
 
 // appendFailed sorts a failed append: a sheet that is gone, or 401/403,

@@ -131,6 +131,7 @@ type Reconciler struct {
 	Connections Connections
 
 	batcher *children.Batcher[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]
+	ledger  ledger
 }
 
 // Runner is the reconcile skeleton with SheetSync's phases.
@@ -165,6 +166,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 		Less:       sessionLess,
 		Work:       r.work,
 		Tallies:    r.Connections,
+		Unwritten:  r.ledger.unwritten,
 		NotBefore:  notBefore,
 		Pace:       Pace,
 		// A Failed sync stays until a person retries or deletes it.

@@ -36,8 +36,8 @@ import (
 // Exactly once. An append is not idempotent at Google: when its answer is
 // lost (the manager killed, a timeout, a reset, a 5xx after the write) the
 // rows may be in the sheet or not. Such syncs stay in flight
-// (status.inFlightSince), and before one is appended again the sheet is
-// searched for it:
+// (status.inFlightSince), or the ledger knows them (ledger.go), and before
+// one is appended again the sheet is searched for it:
 //
 //   - with an id column mapped, for its session id in that column;
 //   - without one, for a row holding its title, startedAt, endedAt and
@@ -61,7 +61,7 @@ var errSheetGone = errors.New("the sheet is gone")
 func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
 	var unsure []*v1alpha1.SheetSync
 	for _, m := range members {
-		if m.Status.InFlightSince != nil {
+		if b.r.ledger.mayBeWritten(m) {
 			unsure = append(unsure, m)
 		}
 	}
@@ -77,6 +77,7 @@ func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) [
 	width, _ := gsheets.ColumnIndex(maxColumn(b.conn.Status.ResolvedColumns))
 	var found []*v1alpha1.SheetSync
 	for _, m := range unsure {
+		b.r.ledger.known(m)
 		k := m.Spec.Session.ID
 		if idCol == "" {
 			k = b.sessionKey(m.Spec.Session)

@@ -22,9 +22,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -347,8 +349,8 @@ func (s staleCache) List(ctx context.Context, list client.ObjectList, opts ...cl
 
 // Exactly once across managers: a manager whose cache still shows an
 // appended session pending (nothing of it remembered: another process
-// appended it) does not append it again. Its in-flight mark is locked on
-// the copy it read, and refused.
+// appended it) does not append it again. The session was unfinished at
+// its first batch, so it is looked up in the sheet first, and found.
 func TestAStaleCopyOfAnAppendedSessionIsNotAppendedAgain(t *testing.T) {
 	f := newFixture(t, "Log", nil)
 	f.active(t)
@@ -373,5 +375,71 @@ func TestAStaleCopyOfAnAppendedSessionIsNotAppendedAgain(t *testing.T) {
 	if s.Status.Phase != v1alpha1.SyncSucceeded || s.Status.RowNumber != 2 || s.Status.Attempts != 1 ||
 		condition(s.Status.Conditions, v1alpha1.ReadyCondition).Status != metav1.ConditionTrue || res.RequeueAfter <= 0 {
 		t.Fatalf("the stale copy changed the sync: %+v (requeue %s)", s.Status, res.RequeueAfter)
+	}
+}
+
+// refusingStatus refuses every SheetSync status write while refuse is set,
+// as an API server that cannot be reached right after an append.
+type refusingStatus struct {
+	client.Client
+	refuse *atomic.Bool
+}
+
+func (c refusingStatus) Status() client.SubResourceWriter {
+	return refusingWriter{SubResourceWriter: c.Client.Status(), refuse: c.refuse}
+}
+
+type refusingWriter struct {
+	client.SubResourceWriter
+	refuse *atomic.Bool
+}
+
+func (w refusingWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if _, ok := obj.(*v1alpha1.SheetSync); ok && w.refuse.Load() {
+		return apierrors.NewServiceUnavailable("refused by the test")
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// An append costs no status write before Google is called; a session
+// whose status could not be written after its append is known to this
+// process (the ledger), and is looked up in the sheet before it would be
+// appended again: found, it keeps its row.
+func TestASessionWhoseStatusWriteFailedAfterItsAppendIsNotAppendedTwice(t *testing.T) {
+	f := newFixture(t, "Log", nil)
+	f.active(t)
+	var refuse atomic.Bool
+	run := (&sheetsync.Reconciler{Client: refusingStatus{Client: cached, refuse: &refuse}, OAuth: f.engine, Sheets: sheets,
+		Recorder: f.rec, Clock: f.clock, Connections: f.reports}).Runner()
+	reconcile := func(name string) {
+		_, _ = run.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: f.ns, Name: name}})
+	}
+	// A first session starts the controller's ledger.
+	first := f.post(t, session("first", 0))
+	reconcile(first)
+	if s := f.sync(t, first); s.Status.Phase != v1alpha1.SyncSucceeded {
+		t.Fatalf("first: %+v", s.Status)
+	}
+	second := f.post(t, session("second", 10))
+	f.cachedSees(t, &v1alpha1.SheetSync{}, second, nil)
+	f.clock.Step(sheetsync.Pace)
+	appends := box.Calls(sandbox.SheetsValuesAppend)
+	refuse.Store(true)
+	reconcile(second)
+	refuse.Store(false)
+	if box.Calls(sandbox.SheetsValuesAppend) != appends+1 || len(f.data()) != 2 {
+		t.Fatalf("second not appended: rows %v", f.data())
+	}
+	if s := f.sync(t, second); s.Status.Phase == v1alpha1.SyncSucceeded || s.Status.InFlightSince != nil || s.Status.Attempts != 0 {
+		t.Fatalf("a status write reached the API server: %+v", s.Status)
+	}
+	f.clock.Step(sheetsync.Pace)
+	reconcile(second)
+	s := f.sync(t, second)
+	if box.Calls(sandbox.SheetsValuesAppend) != appends+1 || len(f.data()) != 2 {
+		t.Fatalf("appended twice: rows %v", f.data())
+	}
+	if s.Status.Phase != v1alpha1.SyncSucceeded || s.Status.RowNumber != 3 || condition(s.Status.Conditions, v1alpha1.ReadyCondition).Reason != sheetsync.RecoveredReason {
+		t.Fatalf("not recovered with its row: %+v", s.Status)
 	}
 }
