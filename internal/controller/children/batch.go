@@ -84,7 +84,9 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	}
 	defer st.mu.Unlock()
 	if wait := st.next.Sub(run.Now); wait > 0 {
-		b.SetPending(obj)
+		// The parent's pace: its status is left as it is, as when the
+		// batch is busy (a new child shows no phase until its batch, a
+		// Pace later at most); a write here would be one more per child.
 		return runner.Wait(wait)
 	}
 	tok, err := b.token(ctx, parent)
