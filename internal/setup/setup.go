@@ -96,7 +96,10 @@ func ParseNamespaces(s string) []string {
 // controllers can still watch the Secrets they own; everything else only
 // in the watched namespaces.
 func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
-	opts := cache.Options{Scheme: scheme}
+	// No object's managedFields are cached: nothing here reads them, and
+	// they are the bulk of a small object's memory and of each copy the
+	// cache hands out.
+	opts := cache.Options{Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields()}
 	if len(s.Watch) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range s.Watch {
