@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -69,18 +70,29 @@ func main() {
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
 	sizes := flag.String("sync-sizes", "500,5000", "PaperSync bursts on one integration whose cost per sync is compared.")
-	calWatches := flag.Int("cal-watches", 1000, "CalendarWatches whose channels fall due for renewal together (also the push targets).")
+	calWatches := flag.Int("cal-watches", 10000, "CalendarWatches whose channels fall due for renewal together (also the push targets).")
 	calPushes := flag.Int("cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
 	calCancels := flag.Int("cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
-	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 60 ms per watch).")
+	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 15 ms per watch).")
+	calWorkers := flag.Int("cal-workers", 0, "The CalendarWatch controller's --calendarwatch-workers, and the renewal baseline's writers (0: its default).")
 	linkResolves := flag.Int("link-resolves", 2000, "Share-link resolves per client count (and as many baseline cached Gets).")
 	links := flag.Int("links", 100, "ReceiveLinks the resolves are spread over.")
 	linkExpiries := flag.Int("link-expiries", 10000, "ReceiveLinks expiring within -link-window, their blobs on versitygw.")
 	linkWindow := flag.Duration("link-window", time.Minute, "The window the -link-expiries links expire in.")
 	linkBudget := flag.Duration("link-budget", 0, "Time the manager gets to mint every expiring link before the first expires (0: 60 s + 20 ms per link).")
 	linkWorkers := flag.Int("link-workers", 0, "The manager's --receivelink-workers (0: its default).")
-	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route by -creators clients (and as many baseline SheetSync creates).")
+	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route per client count (and as many creates in each baseline).")
+	sheetClients := flag.String("sheet-clients", "16,64", "Client counts of the Sheets ingest route and its baselines.")
+	cpuProfile := flag.String("cpuprofile", "", "Write a CPU profile of this process (the in-process managers and webhooks) to this file.")
 	flag.Parse()
+	stopProfile := func() {}
+	if *cpuProfile != "" {
+		var err error
+		if stopProfile, err = startCPUProfile(*cpuProfile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+	}
 	// The in-process managers log nothing: the figures are the output.
 	ctrl.SetLogger(logr.Discard())
 	syncSizes, err := positiveInts(*sizes)
@@ -89,7 +101,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *calBudget <= 0 {
-		*calBudget = 30*time.Second + time.Duration(*calWatches)*60*time.Millisecond
+		*calBudget = 30*time.Second + time.Duration(*calWatches)*15*time.Millisecond
 	}
 	if *linkBudget <= 0 {
 		*linkBudget = time.Minute + time.Duration(*linkExpiries)*20*time.Millisecond
@@ -99,17 +111,39 @@ func main() {
 		{"notion", func(cfg *rest.Config) error { return benchNotion(cfg, *requests, *pages) }},
 		{"papersync", func(cfg *rest.Config) error { return benchPaperSync(cfg, *syncs, syncSizes, *creators) }},
 		{"calendar", func(cfg *rest.Config) error {
-			return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget})
+			return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget, workers: *calWorkers})
 		}},
-		{"sheets", func(cfg *rest.Config) error { return benchSheets(cfg, *sheetSessions, *creators) }},
+		{"sheets", func(cfg *rest.Config) error {
+			counts, err := positiveInts(*sheetClients)
+			if err != nil {
+				return fmt.Errorf("-sheet-clients: %w", err)
+			}
+			return benchSheets(cfg, *sheetSessions, counts)
+		}},
 		{"receive", func(cfg *rest.Config) error {
 			return benchReceive(cfg, receiveOptions{resolves: *linkResolves, links: *links, expiries: *linkExpiries, budget: *linkBudget, window: *linkWindow, workers: *linkWorkers})
 		}},
 	}
 	if err := run(*bin, slideOptions{n: *n, m: *m, creators: *creators}, *suite, others); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+		stopProfile()
 		os.Exit(1)
 	}
+	stopProfile()
+}
+
+// startCPUProfile profiles this process into path until the returned
+// func is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 // positiveInts parses numbers separated by commas, each above zero.

@@ -22,12 +22,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
@@ -37,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
@@ -77,7 +78,10 @@ func newRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *a
 	// The suites run one after another in one process: each builds the
 	// same controllers anew, which controller-runtime's check of unique
 	// names would refuse.
-	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: setupScheme(), Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+	// The cache and client options are the binaries' (setup).
+	scheme := setupScheme()
+	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+		Cache: setup.CacheOptions(scheme), Client: client.Options{Cache: ptr.To(setup.ClientOptions())},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err == nil {
 		err = index.Register(ctx, r.mgr.GetFieldIndexer())
