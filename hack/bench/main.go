@@ -73,7 +73,7 @@ func main() {
 	calWatches := flag.Int("cal-watches", 10000, "CalendarWatches whose channels fall due for renewal together (also the push targets).")
 	calPushes := flag.Int("cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
 	calCancels := flag.Int("cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
-	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 15 ms per watch).")
+	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 45 ms per watch).")
 	calWorkers := flag.Int("cal-workers", 0, "The CalendarWatch controller's --calendarwatch-workers, and the renewal baseline's writers (0: its default).")
 	linkResolves := flag.Int("link-resolves", 2000, "Share-link resolves per client count (and as many baseline cached Gets).")
 	links := flag.Int("links", 100, "ReceiveLinks the resolves are spread over.")
@@ -101,7 +101,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *calBudget <= 0 {
-		*calBudget = 30*time.Second + time.Duration(*calWatches)*15*time.Millisecond
+		*calBudget = 30*time.Second + time.Duration(*calWatches)*45*time.Millisecond
 	}
 	if *linkBudget <= 0 {
 		*linkBudget = time.Minute + time.Duration(*linkExpiries)*20*time.Millisecond
