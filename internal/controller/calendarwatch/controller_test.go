@@ -143,10 +143,10 @@ func TestRenewalOpensTheNewChannelThenStopsTheOld(t *testing.T) {
 	if earliest := first.Expiration.Add(-24*time.Hour - 144*time.Minute); due.Before(earliest) || due.After(first.Expiration.Add(-24*time.Hour)) {
 		t.Fatalf("renewal due at %s for expiration %s", due, first.Expiration)
 	}
-	// The renewal begins a minute (renewBefore/100, at most a minute) before
-	// it is due.
+	// The renewal begins five minutes (renewBefore/20, at most five
+	// minutes) before it is due.
 	start := renewStart(first, 24*time.Hour)
-	if !start.Equal(due.Add(-time.Minute)) {
+	if !start.Equal(due.Add(-5 * time.Minute)) {
 		t.Fatalf("renewal begins at %s, due %s", start, due)
 	}
 	watches, stops := box.Calls(sandbox.CalendarEventsWatch), box.Calls(sandbox.CalendarChannelsStop)
