@@ -158,7 +158,7 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		return runner.Continue()
 	}
 	cur := obj.Status.Channel
-	if !channelDue(obj, run) {
+	if !r.channelSeen(obj, run) || !channelDue(obj, run) {
 		return runner.Continue()
 	}
 	sec, err := r.readChannelSecret(ctx, obj)
@@ -171,6 +171,30 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
 	return r.openChannel(ctx, obj, run, cur, sec)
+}
+
+// cacheLagWait is how soon a watch read before its latest channel was
+// cached is looked at again (the status event usually comes first).
+const cacheLagWait = time.Second
+
+// channelSeen reports whether obj's status shows the channel this manager
+// last opened for it. A reconcile that runs before the informer cache has
+// the status write naming that channel (the channel Secret's own event
+// queues one at once) reads a copy with no channel, or with the one just
+// renewed: opening on that copy would open a second channel, leave the
+// first one open at Google, and refuse its pushes as stopped. Such a
+// reconcile opens nothing and looks again shortly.
+func (r *Reconciler) channelSeen(obj *v1alpha1.CalendarWatch, run *runner.Run) bool {
+	v, ok := r.opened.Load(obj.UID)
+	if !ok {
+		return true
+	}
+	if calendarpush.ChannelSequence(obj.Status.Channel) >= v.(int64) {
+		r.opened.CompareAndDelete(obj.UID, v)
+		return true
+	}
+	run.RequeueAt(run.Now.Add(cacheLagWait))
+	return false
 }
 
 // channelDue reports whether a channel is to be opened now: none is open,
@@ -270,6 +294,7 @@ func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWa
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
+	r.opened.Store(obj.UID, calendarpush.ChannelSequence(st.Channel))
 	run.RequeueAt(renewStart(st.Channel, obj.Spec.Channel.RenewBefore.Duration))
 	return runner.Continue()
 }
@@ -347,6 +372,9 @@ func (r *Reconciler) suspend(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 // needs the grant; without one (deleted, revoked) the runner's bounded
 // give-up lets a deletion complete, and the channel expires by itself.
 func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
+	// The channels are being stopped: the next one opened (on resume)
+	// is the first again.
+	r.opened.Delete(obj.UID)
 	st := &obj.Status
 	if st.Channel == nil && st.PreviousChannel == nil {
 		return runner.Continue()

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/calendarpush"
@@ -754,5 +755,55 @@ func TestEventIDLabelValuesAreValidLabelValues(t *testing.T) {
 	}
 	if h := HashedEventID(long); !strings.HasPrefix(h, "sha256-") || len(h) != 39 {
 		t.Fatalf("hashed %q", h)
+	}
+}
+
+// staleReads answers Gets of CalendarWatches with a copy older than the
+// API server's, as an informer cache lagging behind a status write does.
+type staleReads struct {
+	client.Client
+	stale *v1alpha1.CalendarWatch
+}
+
+func (s staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if w, ok := obj.(*v1alpha1.CalendarWatch); ok && key == client.ObjectKeyFromObject(s.stale) {
+		s.stale.DeepCopyInto(w)
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// A reconcile that reads the watch before the cache shows the channel the
+// last one opened (the channel Secret's own event queues it at once) opens
+// no second channel: one would stay open at Google, its pushes refused as
+// stopped. Once the cache has caught up, the channel is kept.
+func TestAReconcileOnACopyOlderThanTheOpenedChannelOpensNoOther(t *testing.T) {
+	f := newFixture(t, nil)
+	// The copy a lagging cache holds: the finalizer added (its patch
+	// answers with the stored object), the status naming no channel yet.
+	before := f.watch(t)
+	controllerutil.AddFinalizer(before, v1alpha1.Finalizer)
+	f.reconcile(t)
+	opened := f.watch(t).Status.Channel
+	watches := box.Calls(sandbox.CalendarEventsWatch)
+
+	f.r.Client = staleReads{Client: env.Client, stale: before}
+	f.run = f.r.Runner()
+	res := f.reconcile(t)
+	if got := box.Calls(sandbox.CalendarEventsWatch) - watches; got != 0 {
+		t.Fatalf("a reconcile on a copy without the channel opened %d more", got)
+	}
+	if w := f.watch(t); w.Status.Channel == nil || w.Status.Channel.ID != opened.ID {
+		t.Fatalf("status names channel %+v, want %s", w.Status.Channel, opened.ID)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 2*cacheLagWait {
+		t.Fatalf("requeue after %s, want about %s", res.RequeueAfter, cacheLagWait)
+	}
+
+	f.r.Client = env.Client
+	f.run = f.r.Runner()
+	f.reconcile(t)
+	if open := calEm.Channels(f.calendar); box.Calls(sandbox.CalendarEventsWatch) != watches || len(open) != 1 || open[0].ID != opened.ID {
+		t.Fatalf("after the cache caught up: %d events.watch calls, open channels %+v", box.Calls(sandbox.CalendarEventsWatch)-watches, open)
 	}
 }

@@ -21,6 +21,7 @@ package calendarwatch
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +83,11 @@ type Reconciler struct {
 	Workers int
 
 	grant *grant.Phases[*v1alpha1.CalendarWatch]
+	// opened holds, per watch UID, the sequence of the channel this
+	// manager last opened, until the informer cache shows it in status
+	// (channelSeen): a reconcile on a copy older than that must not open
+	// another.
+	opened sync.Map
 }
 
 // Runner builds the reconcile runner.
