@@ -52,6 +52,7 @@ func main() {
 		os.Exit(2)
 	}
 	setupLog := setup.InitLogging(&opts.zap).WithName("setup")
+	setup.SetMemoryLimit(setupLog)
 	fail := func(err error, msg string, kv ...any) {
 		setupLog.Error(err, msg, kv...)
 		os.Exit(1)

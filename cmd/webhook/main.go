@@ -58,6 +58,7 @@ func main() {
 	o.server.Log = log.WithName("webhook")
 	o.links.log = o.server.Log
 	setupLog := log.WithName("setup")
+	setup.SetMemoryLimit(setupLog)
 	exitOn := func(err error, msg string) {
 		if err != nil {
 			setupLog.Error(err, msg)
