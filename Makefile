@@ -107,7 +107,7 @@ demo: manifests build envtest versitygw helm ## Run the whole system locally: co
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/demo --bin $(LOCALBIN)
 
 .PHONY: bench
-bench: manifests build envtest versitygw ## Benchmarks, each against a baseline in the same run: SlideStock, Notion webhook, PaperSync, CalendarWatch, Sheets ingest, ReceiveLink resolve and expiry (BENCH_FLAGS=-suite NAME for one).
+bench: manifests build envtest versitygw ## Benchmarks, each against a baseline in the same run: SlideStock, Notion webhook, PaperSync, CalendarWatch, Sheets ingest, ReceiveLink resolve and expiry, token refreshes, memory, shards (BENCH_FLAGS=-suite NAME for one).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
 
 # images builds OCI image tarballs of the manager and the webhook with no

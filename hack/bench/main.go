@@ -34,7 +34,12 @@ limitations under the License.
 // against bare SheetSync creates, the values.append calls and the drain of
 // 1,000 sessions into the sheet; receive*.go (-suite receive) the
 // share-link resolve route against a bare cached Get, and 10,000 links
-// expiring in one minute on versitygw.
+// expiring in one minute on versitygw; tokens*.go (-suite tokens) OAuth
+// token refreshes of 10,000 NotionIntegrations and 10,000 SheetConnections
+// falling due within one minute; memory.go (-suite memory) the manager's
+// and the webhook's memory at 1,000 and 10,000 objects of every kind at
+// once against the idle binaries; shards.go (-suite shards) 10,000
+// SlideStocks reconciled by two sharded managers against one.
 //
 //	go run ./hack/bench --bin bin --n 1000 --m 10000
 //	go run ./hack/bench -suite calendar -cal-watches 200
@@ -65,7 +70,7 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
-	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets, receive or all.")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets, receive, memory, tokens or all.")
 	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
@@ -74,6 +79,7 @@ func main() {
 	calPushes := flag.Int("cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
 	calCancels := flag.Int("cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
 	calBudget := flag.Duration("cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 45 ms per watch).")
+	calSkipRenewal := flag.Bool("cal-skip-renewal", false, "Leave the renewal benchmark out: the cancellation and push benchmarks start once the channels are open; the renewals still begin when -cal-open-budget ends, so give it room for both (a renewal during the pushes refuses those on the replaced channels).")
 	calWorkers := flag.Int("cal-workers", 0, "The CalendarWatch controller's --calendarwatch-workers, and the renewal baseline's writers (0: its default).")
 	linkResolves := flag.Int("link-resolves", 2000, "Share-link resolves per client count (and as many baseline cached Gets).")
 	links := flag.Int("links", 100, "ReceiveLinks the resolves are spread over.")
@@ -83,6 +89,13 @@ func main() {
 	linkWorkers := flag.Int("link-workers", 0, "The manager's --receivelink-workers (0: its default).")
 	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route per client count (and as many creates in each baseline).")
 	sheetClients := flag.String("sheet-clients", "16,64", "Client counts of the Sheets ingest route and its baselines.")
+	memFirst := flag.Int("mem-first", 1000, "Objects of each kind at the memory benchmark's first reading.")
+	memObjects := flag.Int("mem-objects", 10000, "Objects of each kind at the memory benchmark's second reading (all seven kinds at once).")
+	tokenGrants := flag.Int("token-grants", 10000, "NotionIntegrations, and as many SheetConnections, whose access tokens fall due for refresh within one minute.")
+	tokenWorkers := flag.Int("token-workers", 0, "The NotionIntegration and SheetConnection controllers' workers, and the token baselines' writers (0: their defaults).")
+	tokenBudget := flag.Duration("token-budget", 0, "Time the manager gets to take every grant of a kind to Ready before the first falls due (0: 30 s + 60 ms per grant).")
+	tokenWindow := flag.Duration("token-window", time.Minute, "The window the -token-grants access tokens of each kind fall due in (shorter: a burst of a few).")
+	shardStocks := flag.Int("shard-stocks", 10000, "SlideStocks taken to Ready by one manager, then by two shards.")
 	cpuProfile := flag.String("cpuprofile", "", "Write a CPU profile of this process (the in-process managers and webhooks) to this file.")
 	flag.Parse()
 	stopProfile := func() {}
@@ -108,22 +121,30 @@ func main() {
 	}
 	// The suites besides SlideStock's, in the order -suite all runs them.
 	others := []benchSuite{
-		{"notion", func(cfg *rest.Config) error { return benchNotion(cfg, *requests, *pages) }},
-		{"papersync", func(cfg *rest.Config) error { return benchPaperSync(cfg, *syncs, syncSizes, *creators) }},
-		{"calendar", func(cfg *rest.Config) error {
-			return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget, workers: *calWorkers})
+		{name: "notion", run: func(cfg *rest.Config) error { return benchNotion(cfg, *requests, *pages) }},
+		{name: "papersync", run: func(cfg *rest.Config) error { return benchPaperSync(cfg, *syncs, syncSizes, *creators) }},
+		{name: "calendar", run: func(cfg *rest.Config) error {
+			return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget, workers: *calWorkers, skipRenewal: *calSkipRenewal})
 		}},
-		{"sheets", func(cfg *rest.Config) error {
+		{name: "sheets", run: func(cfg *rest.Config) error {
 			counts, err := positiveInts(*sheetClients)
 			if err != nil {
 				return fmt.Errorf("-sheet-clients: %w", err)
 			}
 			return benchSheets(cfg, *sheetSessions, counts)
 		}},
-		{"receive", func(cfg *rest.Config) error {
+		{name: "receive", run: func(cfg *rest.Config) error {
 			return benchReceive(cfg, receiveOptions{resolves: *linkResolves, links: *links, expiries: *linkExpiries, budget: *linkBudget, window: *linkWindow, workers: *linkWorkers})
 		}},
+		{name: "tokens", run: func(cfg *rest.Config) error {
+			return benchTokens(cfg, tokenOptions{grants: *tokenGrants, workers: *tokenWorkers, budget: *tokenBudget, window: *tokenWindow})
+		}},
 	}
+	others = append(others, benchSuite{name: "memory", runEnv: func(env *envtest.Environment, cfg *rest.Config) error {
+		return benchMemory(env, cfg, *bin, memoryOptions{first: *memFirst, objects: *memObjects})
+	}}, benchSuite{name: "shards", runEnv: func(env *envtest.Environment, cfg *rest.Config) error {
+		return benchShards(env, cfg, *bin, shardOptions{stocks: *shardStocks})
+	}})
 	if err := run(*bin, slideOptions{n: *n, m: *m, creators: *creators}, *suite, others); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		stopProfile()
@@ -159,10 +180,20 @@ func positiveInts(list string) ([]int, error) {
 	return out, nil
 }
 
-// benchSuite is one benchmark besides SlideStock's, run on the control plane.
+// benchSuite is one benchmark besides SlideStock's, run on the control
+// plane: run, or runEnv for one that starts binaries (they need
+// kubeconfigs of the control plane).
 type benchSuite struct {
-	name string
-	run  func(*rest.Config) error
+	name   string
+	run    func(*rest.Config) error
+	runEnv func(*envtest.Environment, *rest.Config) error
+}
+
+func (s benchSuite) start(env *envtest.Environment, cfg *rest.Config) error {
+	if s.runEnv != nil {
+		return s.runEnv(env, cfg)
+	}
+	return s.run(cfg)
 }
 
 // run starts the control plane and runs the suite named which: one of
@@ -183,7 +214,7 @@ func run(bin string, o slideOptions, which string, others []benchSuite) error {
 	cfg.QPS = -1 // no client-side throttling, as the manager (controller-runtime's default)
 	for _, s := range others {
 		if s.name == which {
-			return s.run(cfg)
+			return s.start(env, cfg)
 		}
 	}
 	stop, err := benchSlideStock(env, cfg, bin, o)
@@ -195,7 +226,7 @@ func run(bin string, o slideOptions, which string, others []benchSuite) error {
 	// too (against the wrong sandbox): stop it first.
 	stop()
 	for _, s := range others {
-		if err := s.run(cfg); err != nil {
+		if err := s.start(env, cfg); err != nil {
 			return err
 		}
 	}

@@ -206,7 +206,10 @@ func waitReady(ctx context.Context, c client.Client, ns string, count int) error
 	})
 }
 
-func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string) (*local.Process, string, error) {
+// startManager starts the manager binary with default settings (and
+// extra flags), pointed at the sandbox, and waits until it is ready; it
+// returns the process and the URL of its metrics.
+func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string, extra ...string) (*local.Process, string, error) {
 	dir, err := os.MkdirTemp("", "switchboard-bench")
 	if err != nil {
 		return nil, "", err
@@ -219,7 +222,7 @@ func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL
 	if err != nil {
 		return nil, "", err
 	}
-	args := []string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[0], "--health-probe-bind-address", ports[1]}
+	args := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[0], "--health-probe-bind-address", ports[1]}, extra...)
 	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
 		args = append(args, "--upstream", f)
 	}

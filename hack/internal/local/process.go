@@ -98,7 +98,14 @@ func (p *Process) Stop(grace time.Duration) {
 
 // PeakRSS is the process's high-water resident set size (VmHWM), in bytes;
 // -1 when it cannot be read.
-func (p *Process) PeakRSS() int64 {
+func (p *Process) PeakRSS() int64 { return p.statusKB("VmHWM:") }
+
+// RSS is the process's resident set size now (VmRSS), in bytes; -1 when it
+// cannot be read.
+func (p *Process) RSS() int64 { return p.statusKB("VmRSS:") }
+
+// statusKB reads the field (a size in kB) of /proc/PID/status, in bytes.
+func (p *Process) statusKB(field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return -1
@@ -106,7 +113,7 @@ func (p *Process) PeakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			if err != nil {
 				return -1

@@ -1,0 +1,409 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+// The memory benchmark (-suite memory): the manager and webhook binaries,
+// as the chart runs them (one Deployment each; watching the benchmark's
+// namespace, which holds every object),
+// with objects of all seven kinds at once, and each binary's resident set
+// at three points of one run:
+//
+//   - idle, no Switchboard object: the baseline;
+//   - -mem-first (1,000) of each kind, every one reconciled;
+//   - -mem-objects (10,000) of each kind, every one reconciled: 70,000
+//     objects plus the Secrets the manager writes for them (a connect
+//     Secret per unconnected parent, a share Secret and short-token object
+//     per minted link).
+//
+// The objects are as a fresh install's users leave them before connecting
+// their grants: SlideStocks stocked (Ready), links minted on versitygw
+// (Ready), NotionIntegrations, CalendarWatches and SheetConnections
+// waiting for a person to connect (a connect link each, the token Secret
+// missing: Stalled), and a PaperSync and a SheetSync for each of those
+// parents, waiting for it. Connected parents would keep one more Secret
+// each (the token), which the manager's cache holds as it holds the
+// connect Secret.
+type memoryOptions struct {
+	first, objects int
+}
+
+const (
+	memNS      = "bench-mem"
+	memStateNS = "bench-mem-system"
+	memBucket  = "bench-mem"
+)
+
+// memKind is one kind of the memory benchmark: its list type and how to
+// make its i-th object.
+type memKind struct {
+	name string
+	list func() client.ObjectList
+	make func(i int) client.Object
+}
+
+func memKinds() []memKind {
+	return []memKind{
+		{"SlideStock", func() client.ObjectList { return &v1alpha1.SlideStockList{} }, func(i int) client.Object {
+			s := &v1alpha1.SlideStock{ObjectMeta: memMeta("deck", i)}
+			s.Spec.URL = deckURL
+			return s
+		}},
+		{"NotionIntegration", func() client.ObjectList { return &v1alpha1.NotionIntegrationList{} }, func(i int) client.Object {
+			n := &v1alpha1.NotionIntegration{ObjectMeta: memMeta("ni", i)}
+			n.Spec.OAuth.ClientSecretRef.Name = "notion-client"
+			n.Spec.OAuth.TokenSecretRef.Name = memName("notion-token", i)
+			n.Spec.WebhookSecretRef.Name = "notion-webhook"
+			return n
+		}},
+		{"PaperSync", func() client.ObjectList { return &v1alpha1.PaperSyncList{} }, func(i int) client.Object {
+			p := &v1alpha1.PaperSync{ObjectMeta: memMeta("ps", i)}
+			p.Spec.IntegrationRef.Name = memName("ni", i)
+			p.Spec.PageID = fmt.Sprintf("1c2d3e4f-5a6b-4c7d-8e9f-%012d", i)
+			p.Spec.Link = "https://arxiv.org/abs/2301.12345v2"
+			p.Spec.ArxivID = "2301.12345"
+			return p
+		}},
+		{"CalendarWatch", func() client.ObjectList { return &v1alpha1.CalendarWatchList{} }, func(i int) client.Object {
+			w := &v1alpha1.CalendarWatch{ObjectMeta: memMeta("cw", i)}
+			w.Spec.CalendarID = calendarName(i)
+			w.Spec.OAuth.ClientSecretRef.Name = "google-client"
+			w.Spec.OAuth.TokenSecretRef.Name = memName("calendar-token", i)
+			w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
+			return w
+		}},
+		{"SheetConnection", func() client.ObjectList { return &v1alpha1.SheetConnectionList{} }, func(i int) client.Object {
+			sc := &v1alpha1.SheetConnection{ObjectMeta: memMeta("sc", i)}
+			sc.Spec.SpreadsheetID = sheetsBenchID
+			sc.Spec.Sheet.Title = sheetsBenchTab
+			sc.Spec.OAuth.ClientSecretRef.Name = "google-client"
+			sc.Spec.OAuth.TokenSecretRef.Name = memName("sheet-token", i)
+			sc.Spec.IngestTokenSecretRef.Name = "sheet-ingest"
+			sc.Spec.ColumnMapping = map[string]v1alpha1.ColumnRef{"title": "A", "startedAt": "B", "endedAt": "C", "durationSeconds": "D", "id": "E"}
+			return sc
+		}},
+		{"SheetSync", func() client.ObjectList { return &v1alpha1.SheetSyncList{} }, func(i int) client.Object {
+			s := &v1alpha1.SheetSync{ObjectMeta: memMeta("ss", i)}
+			s.Spec.ConnectionRef.Name = memName("sc", i)
+			s.Spec.Session = benchSession("mem", i)
+			return s
+		}},
+		{"ReceiveLink", func() client.ObjectList { return &v1alpha1.ReceiveLinkList{} }, func(i int) client.Object {
+			l := &v1alpha1.ReceiveLink{ObjectMeta: memMeta("rl", i)}
+			l.Spec.Blob = v1alpha1.BlobLocation{Bucket: memBucket, Key: memBlobKey(i), CredentialsSecretRef: v1alpha1.SecretReference{Name: "s3"}}
+			l.Spec.TTL = &metav1.Duration{Duration: 168 * time.Hour}
+			return l
+		}},
+	}
+}
+
+func memName(prefix string, i int) string { return fmt.Sprintf("%s-%05d", prefix, i) }
+func memBlobKey(i int) string             { return fmt.Sprintf("mem/%05d.bin", i) }
+func memMeta(prefix string, i int) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: memName(prefix, i), Namespace: memNS}
+}
+
+// memProcs are the two binaries under measurement.
+type memProcs struct{ manager, webhook *local.Process }
+
+// memReading is one reading of both binaries' resident sets, in bytes.
+type memReading struct {
+	objects                 int
+	managerRSS, managerPeak int64
+	webhookRSS, webhookPeak int64
+}
+
+func (p memProcs) read(objects int) memReading {
+	return memReading{objects: objects,
+		managerRSS: p.manager.RSS(), managerPeak: p.manager.PeakRSS(),
+		webhookRSS: p.webhook.RSS(), webhookPeak: p.webhook.PeakRSS()}
+}
+
+// benchMemory runs the memory benchmark on env's control plane.
+func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memoryOptions) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.New(cfg, client.Options{Scheme: setupScheme()})
+	if err != nil {
+		return err
+	}
+	s3, err := testenv.StartS3()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s3.Stop() }()
+	if err := s3.CreateBucket(ctx, memBucket); err != nil {
+		return err
+	}
+	if err := memFixtures(ctx, c, s3); err != nil {
+		return err
+	}
+	// Every emulator the kinds may call, answering from memory.
+	google := sandbox.NewGoogleOAuth()
+	cal := sandbox.NewGoogleCalendar(google)
+	defer cal.Close()
+	box := sandbox.New(sandbox.NewSpeakerDeck(), sandbox.NewNotion(), sandbox.NewArxiv(), google, cal, sandbox.NewGoogleSheets(google))
+	srv := httptest.NewServer(box)
+	defer srv.Close()
+	procs, stop, err := startMemoryBinaries(ctx, env, bin, srv.URL, s3.Endpoint)
+	defer stop()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nMemory: the manager and webhook binaries (default flags but --watch-namespaces %s), objects of all 7 kinds at once on the real API server,\n"+
+		"SlideStocks stocked from an instant sandbox, links minted on versitygw, OAuth parents waiting for a connect with a PaperSync or SheetSync each\n", memNS)
+	kinds := memKinds()
+	fmt.Printf("%-34s %14s %14s %14s %14s\n", "", "manager RSS", "manager peak", "webhook RSS", "webhook peak")
+	readings := []memReading{procs.read(0)}
+	printReading(readings[0], len(kinds))
+	objs, err := memCache(ctx, cfg, kinds)
+	if err != nil {
+		return err
+	}
+	for _, n := range []int{o.first, o.objects} {
+		have := readings[len(readings)-1].objects / len(kinds)
+		if n <= have {
+			continue
+		}
+		took, err := timed(func() error { return memCreate(ctx, c, s3, kinds, have, n) })
+		if err != nil {
+			return err
+		}
+		settled, err := timed(func() error { return memSettled(ctx, objs, procs, kinds, n) })
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%d of each kind (%d objects): created in %s, every one reconciled %s later\n",
+			n, n*len(kinds), took.Round(time.Second), settled.Round(time.Second))
+		readings = append(readings, procs.read(n*len(kinds)))
+		printReading(readings[len(readings)-1], len(kinds))
+	}
+	return reportMemory(readings)
+}
+
+// memFixtures creates the namespaces and the Secrets a person creates: the
+// OAuth clients and webhook/ingest tokens shared by every parent, and the
+// storage credentials.
+func memFixtures(ctx context.Context, c client.Client, s3 *testenv.S3) error {
+	for _, ns := range []string{memNS, memStateNS} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	secrets := map[string]map[string][]byte{
+		"notion-client":  {"client_id": []byte("mem-client"), "client_secret": []byte("mem-secret")},
+		"notion-webhook": {"token": []byte("mem-notion-webhook-token-0123456789")},
+		"google-client":  {"client_id": []byte("mem-client"), "client_secret": []byte("mem-secret")},
+		"sheet-ingest":   {"token": []byte(testenv.SheetIngestToken)},
+		"s3":             s3.Credentials.SecretData(),
+	}
+	for name, data := range secrets {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: memNS}, Data: data}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startMemoryBinaries starts the manager and the webhook server binaries,
+// each with its own kubeconfig and ports, pointed at the sandbox and S3,
+// and waits until both are ready. stop is never nil.
+func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, sandboxURL, s3URL string) (memProcs, func(), error) {
+	var p memProcs
+	stop := func() {
+		for _, proc := range []*local.Process{p.webhook, p.manager} {
+			if proc != nil {
+				proc.Stop(10 * time.Second)
+			}
+		}
+	}
+	ports, err := local.FreePorts("127.0.0.1", 5)
+	if err != nil {
+		return p, stop, err
+	}
+	publicURL := "http://" + ports[0]
+	// Both watch only the benchmark's namespace: under -suite all the
+	// other suites' objects are still on the API server.
+	common := []string{"--public-url", publicURL, "--watch-namespaces", memNS, "--state-namespace", memStateNS, "--link-namespace", memStateNS}
+	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
+		common = append(common, "--upstream", f)
+	}
+	// The last --upstream of a name wins: S3 is versitygw.
+	common = append(common, "--upstream", "s3="+s3URL)
+	start := func(name, readyAddr string, args ...string) (*local.Process, error) {
+		dir, err := os.MkdirTemp("", "switchboard-bench-"+name)
+		if err != nil {
+			return nil, err
+		}
+		kc, err := local.Kubeconfig(env, dir, "bench-"+name)
+		if err != nil {
+			return nil, err
+		}
+		proc, err := local.Start(bin, dir, name, append(append([]string{"--kubeconfig", kc, "--health-probe-bind-address", readyAddr}, args...), common...)...)
+		if err != nil {
+			return nil, err
+		}
+		if err := local.WaitOK(ctx, "http://"+readyAddr+"/readyz", time.Minute); err != nil {
+			proc.Stop(10 * time.Second)
+			return nil, fmt.Errorf("%s (log %s): %w", name, filepath.Join(dir, name+".log"), err)
+		}
+		return proc, nil
+	}
+	if p.manager, err = start("manager", ports[1], "--metrics-bind-address", ports[2]); err != nil {
+		return p, stop, err
+	}
+	p.webhook, err = start("webhook", ports[3], "--metrics-bind-address", ports[4], "--bind-address", ports[0])
+	return p, stop, err
+}
+
+// memCreate brings every kind from have to n objects (16 clients), the
+// links' blobs uploaded first.
+func memCreate(ctx context.Context, c client.Client, s3 *testenv.S3, kinds []memKind, have, n int) error {
+	if err := parallel(n-have, 16, func(i int) error {
+		key := memBlobKey(have + i)
+		return s3.Blob.Put(ctx, s3.Object(memBucket, key), []byte(key), "application/octet-stream")
+	}); err != nil {
+		return fmt.Errorf("upload blobs: %w", err)
+	}
+	return parallel((n-have)*len(kinds), 16, func(j int) error {
+		// Round the kinds, so that every controller has work from the start.
+		k, i := kinds[j%len(kinds)], have+j/len(kinds)
+		if err := c.Create(ctx, k.make(i)); err != nil {
+			return fmt.Errorf("create %s %d: %w", k.name, i, err)
+		}
+		return nil
+	})
+}
+
+// memSettled waits until each of the n objects of every kind has its
+// first status from the controller (conditions written), counting from
+// the bench's own informers (watch events; listing 70,000 objects from
+// the API server every poll would be most of its load), and fails if a
+// binary exits.
+func memSettled(ctx context.Context, objs cache.Cache, p memProcs, kinds []memKind, n int) error {
+	waiting := map[string]int{}
+	return poll.Until(ctx, "", 2*time.Second, 20*time.Minute, func() (bool, error) {
+		for _, proc := range []*local.Process{p.manager, p.webhook} {
+			if proc.Exited() {
+				return false, poll.Stop(fmt.Errorf("a binary exited (log %s): %v", proc.Log, proc.Err()))
+			}
+		}
+		done := true
+		for _, k := range kinds {
+			have, err := memReconciled(ctx, objs, k)
+			if err != nil {
+				return false, poll.Stop(err)
+			}
+			waiting[k.name] = n - have
+			done = done && have == n
+		}
+		return done, fmt.Errorf("objects not reconciled yet: %v", waiting)
+	})
+}
+
+// memReconciled counts kind k's objects whose status has conditions.
+func memReconciled(ctx context.Context, objs cache.Cache, k memKind) (int, error) {
+	list := k.list()
+	if err := objs.List(ctx, list, client.InNamespace(memNS), client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	count := 0
+	err := meta.EachListItem(list, func(obj runtime.Object) error {
+		if so, ok := obj.(v1alpha1.StatusObject); ok && len(so.GetReconcileStatus().Conditions) > 0 {
+			count++
+		}
+		return nil
+	})
+	return count, err
+}
+
+// memCache starts an informer cache of the benchmark's namespace for
+// every kind, and waits until it has synced.
+func memCache(ctx context.Context, cfg *rest.Config, kinds []memKind) (cache.Cache, error) {
+	objs, err := cache.New(cfg, cache.Options{Scheme: setupScheme(), DefaultNamespaces: map[string]cache.Config{memNS: {}},
+		DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kinds {
+		if _, err := objs.GetInformer(ctx, k.make(0)); err != nil {
+			return nil, err
+		}
+	}
+	go func() { _ = objs.Start(ctx) }()
+	if !objs.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("the benchmark's cache did not sync")
+	}
+	return objs, nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// printReading prints one reading as a row of the memory table, as soon
+// as it is taken.
+func printReading(x memReading, kinds int) {
+	what := "idle (baseline): no object"
+	if x.objects > 0 {
+		what = fmt.Sprintf("%d of each kind (%d objects)", x.objects/kinds, x.objects)
+	}
+	fmt.Printf("%-34s %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB\n", what, mib(x.managerRSS), mib(x.managerPeak), mib(x.webhookRSS), mib(x.webhookPeak))
+}
+
+// reportMemory prints, after the readings, the growth per 1,000 objects
+// of each stage against the idle baseline, and the goals.
+func reportMemory(r []memReading) error {
+	for i := 1; i < len(r); i++ {
+		per := float64(r[i].objects-r[i-1].objects) / 1000
+		fmt.Printf("growth %d → %d objects, per 1,000 objects: manager %.2f MiB, webhook %.2f MiB (peak)\n",
+			r[i-1].objects, r[i].objects, mib(r[i].managerPeak-r[i-1].managerPeak)/per, mib(r[i].webhookPeak-r[i-1].webhookPeak)/per)
+	}
+	last := r[len(r)-1]
+	if len(r) >= 3 {
+		first := r[1]
+		lin := func(a, b, idle int64) float64 {
+			return (float64(b-idle) / float64(last.objects)) / (float64(a-idle) / float64(first.objects))
+		}
+		fmt.Printf("per-object cost at %d against at %d objects (1.00 linear, below sublinear): manager %.2f, webhook %.2f\n",
+			last.objects, first.objects, lin(first.managerPeak, last.managerPeak, r[0].managerPeak), lin(first.webhookPeak, last.webhookPeak, r[0].webhookPeak))
+	}
+	fmt.Printf("at %d objects: manager peak %.1f MiB (goal ≤ 300, %.2f of it), webhook peak %.1f MiB (goal ≤ 150, %.2f of it)\n",
+		last.objects, mib(last.managerPeak), mib(last.managerPeak)/300, mib(last.webhookPeak), mib(last.webhookPeak)/150)
+	return nil
+}
