@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
@@ -110,5 +111,61 @@ func TestTheGrantPhaseHandsTheTokenOnAndRequeuesAtTheRefreshDeadline(t *testing.
 	}
 	if d, ok := run.Next(); !ok || d != 7*24*time.Hour-time.Hour {
 		t.Fatalf("next deadline in %v, want 6d23h (expiry less refreshBefore)", d)
+	}
+}
+
+// marginTokens is a token source whose grant expires at expiry; it
+// records the margin each Ensure was given.
+type marginTokens struct {
+	expiry  time.Time
+	margins []time.Duration
+}
+
+func (m *marginTokens) Ensure(_ context.Context, _ oauth.Provider, _, _ types.NamespacedName, margin time.Duration, _ bool) (oauth.Token, error) {
+	m.margins = append(m.margins, margin)
+	return oauth.Token{AccessToken: "access", Expiry: m.expiry}, nil
+}
+
+func TestARefreshLeadIsATwentiethOfRefreshBeforeAndAtMostFiveMinutes(t *testing.T) {
+	for before, want := range map[time.Duration]time.Duration{
+		5 * time.Minute:       15 * time.Second, // SheetConnection's and CalendarWatch's default
+		time.Hour:             3 * time.Minute,
+		100 * time.Minute:     5 * time.Minute,
+		24 * time.Hour:        5 * time.Minute, // NotionIntegration's default
+		time.Second:           50 * time.Millisecond,
+		1000 * 24 * time.Hour: 5 * time.Minute,
+	} {
+		if got := grant.RefreshLead(before); got != want {
+			t.Errorf("RefreshLead(%s) = %s, want %s", before, got, want)
+		}
+	}
+}
+
+func TestAKindWithARefreshLeadRefreshesAndRequeuesThatMuchEarlier(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, lead := range []bool{false, true} {
+		tokens := &marginTokens{expiry: now.Add(7 * 24 * time.Hour)}
+		p := grantPhases(tokens)
+		early := time.Duration(0)
+		if lead {
+			p.WithRefreshLead()
+			early = 3 * time.Minute // a twentieth of the hour refreshBefore
+		}
+		ni := notionIntegration()
+		run := &runner.Run{Now: now}
+		if out := p.Grant(context.Background(), ni, run); !out.IsContinue() {
+			t.Fatalf("lead %v: %s", lead, out)
+		}
+		// The engine refreshes when less than the margin remains.
+		if len(tokens.margins) != 1 || tokens.margins[0] != time.Hour+early {
+			t.Fatalf("lead %v: Ensure given margins %v, want [%s]", lead, tokens.margins, time.Hour+early)
+		}
+		if d, ok := run.Next(); !ok || d != 7*24*time.Hour-time.Hour-early {
+			t.Fatalf("lead %v: next deadline in %v, want %s (expiry less refreshBefore less the lead)", lead, d, 7*24*time.Hour-time.Hour-early)
+		}
+		// Status records the grant's expiry, whatever the lead.
+		if exp := ni.Status.TokenExpiresAt; exp == nil || !exp.Time.Equal(tokens.expiry) {
+			t.Fatalf("lead %v: tokenExpiresAt %v, want the grant's expiry", lead, exp)
+		}
 	}
 }

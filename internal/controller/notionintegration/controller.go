@@ -25,8 +25,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/notion"
 )
 
-// DefaultWorkers is how many integrations are reconciled at once.
-const DefaultWorkers = 1
+// DefaultWorkers is how many integrations are reconciled at once. A
+// refresh mostly waits on the token endpoint and the API server (three
+// writes, two reconciles): with one worker the bench refreshed at most
+// ~25 grants a second, and 10,000 falling due within a minute take eight
+// (hack/bench -suite tokens, docs/install.md "Workers").
+const DefaultWorkers = 8
 
 // Controller is NotionIntegration's controller as the manager lists it.
 type Controller struct {

@@ -89,7 +89,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
 		r.Clock = clock.RealClock{}
 	}
 	phases := grant.New[*v1alpha1.NotionIntegration](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL},
-		targets.Notion).WithProvider(targets.NotionProvider).OnGrant(r.granted)
+		targets.Notion).WithProvider(targets.NotionProvider).OnGrant(r.granted).WithRefreshLead()
 	return &runner.Runner[*v1alpha1.NotionIntegration]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:       func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },

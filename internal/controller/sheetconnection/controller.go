@@ -26,8 +26,13 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
 )
 
-// DefaultWorkers is how many connections are reconciled at once.
-const DefaultWorkers = 1
+// DefaultWorkers is how many connections are reconciled at once. A
+// refresh mostly waits on Google and the API server (three writes, two
+// reconciles, each reading the sheet's row 1): with one worker the bench
+// refreshed at most ~16 grants a second, too few for 10,000 falling due
+// within a minute to be refreshed before their tokens expire five minutes
+// later; eight are (hack/bench -suite tokens, docs/install.md "Workers").
+const DefaultWorkers = 8
 
 // Controller is SheetConnection's controller as the manager lists it.
 type Controller struct {

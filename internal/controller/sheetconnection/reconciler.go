@@ -15,10 +15,11 @@ limitations under the License.
 */
 
 // Package sheetconnection is the SheetConnection controller (seed 004): the
-// Google grant refreshed 5 minutes early, the spreadsheet and sheet
-// resolved, the column mapping checked against row 1, the ingest path
-// derived, and the Active / Revoked / Error states of seed 004 §4. The
-// rows themselves are appended by the SheetSync controller.
+// Google grant refreshed 5 minutes early (and a twentieth of that more,
+// grant.RefreshLead), the spreadsheet and sheet resolved, the column
+// mapping checked against row 1, the ingest path derived, and the Active /
+// Revoked / Error states of seed 004 §4. The rows themselves are appended
+// by the SheetSync controller.
 package sheetconnection
 
 import (
@@ -100,7 +101,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetConnection] {
 		r.Clock = clock.RealClock{}
 	}
 	r.grant = grant.New[*v1alpha1.SheetConnection](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL},
-		targets.Sheets).OnGrant(granted)
+		targets.Sheets).OnGrant(granted).WithRefreshLead()
 	return &runner.Runner[*v1alpha1.SheetConnection]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:       func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
