@@ -28,10 +28,11 @@ import (
 
 // DefaultWorkers is how many connections are reconciled at once. A
 // refresh mostly waits on Google and the API server (three writes, two
-// reconciles, each reading the sheet's row 1): with one worker the bench
-// refreshed at most ~16 grants a second, too few for 10,000 falling due
-// within a minute to be refreshed before their tokens expire five minutes
-// later; eight are (hack/bench -suite tokens, docs/install.md "Workers").
+// reconciles, each reading the sheet's row 1): in the bench one worker
+// refreshed about 16 grants a second — 10,000 falling due within a minute
+// would take ten minutes, past their tokens' expiry five minutes after —
+// and eight about 42 (hack/bench -suite tokens, docs/install.md
+// "Workers").
 const DefaultWorkers = 8
 
 // Controller is SheetConnection's controller as the manager lists it.
