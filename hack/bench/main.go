@@ -70,7 +70,7 @@ func main() {
 	n := flag.Int("n", 1000, "Stocks in the timed comparison.")
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
-	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets, receive, memory, tokens or all.")
+	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets, receive, tokens, memory, shards or all.")
 	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
 	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
