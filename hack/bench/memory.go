@@ -322,7 +322,7 @@ func memSettled(ctx context.Context, objs cache.Cache, p memProcs, kinds []memKi
 	return poll.Until(ctx, "", 2*time.Second, 20*time.Minute, func() (bool, error) {
 		for _, proc := range []*local.Process{p.manager, p.webhook} {
 			if proc.Exited() {
-				return false, poll.Stop(fmt.Errorf("a binary exited (log %s): %v", proc.Log, proc.Err()))
+				return false, poll.Stop(fmt.Errorf("a binary exited (log %s): %w", proc.Log, proc.Err()))
 			}
 		}
 		done := true
