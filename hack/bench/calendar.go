@@ -31,7 +31,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
@@ -270,39 +269,10 @@ func waitOpen(ctx context.Context, rig *calendarRig, o calendarOptions, firstDue
 	return nil
 }
 
-// queueStats are the CalendarWatch controller's workqueue histograms
+// queueStats are a controller's workqueue histograms (controllerQueue)
 // (controller-runtime's metrics registry, in process): seconds waited in
 // the queue once ready, and seconds reconciling, summed, and their count.
 type queueStats struct{ waitSum, workSum, waits, works float64 }
-
-func calendarQueue() queueStats {
-	var q queueStats
-	mfs, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return q
-	}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			named := false
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "name" && l.GetValue() == "calendarwatch" {
-					named = true
-				}
-			}
-			if !named || m.GetHistogram() == nil {
-				continue
-			}
-			h := m.GetHistogram()
-			switch mf.GetName() {
-			case "workqueue_queue_duration_seconds":
-				q.waitSum, q.waits = h.GetSampleSum(), float64(h.GetSampleCount())
-			case "workqueue_work_duration_seconds":
-				q.workSum, q.works = h.GetSampleSum(), float64(h.GetSampleCount())
-			}
-		}
-	}
-	return q
-}
 
 // since is what was added between two readings: items, mean wait, mean
 // work.

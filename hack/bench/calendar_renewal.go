@@ -167,7 +167,7 @@ func benchRenewal(ctx context.Context, c client.Client, rig *calendarRig) error 
 		return fmt.Errorf("the first renewal fell due %s before all channels were open: raise -cal-open-budget", -wait)
 	}
 	rig.box.ResetCalls()
-	r := &renewalRun{before: rig.calls.snapshot(), queueBefore: calendarQueue()}
+	r := &renewalRun{before: rig.calls.snapshot(), queueBefore: controllerQueue("calendarwatch")}
 	fmt.Printf("\n1. renewal: %d channels expiring at one instant, spec.channel renewBefore %s (ttl 1h): all due within %s (renewAt's spread), the first in %s\n",
 		len(p.due), benchRenewBefore, p.lastDue.Sub(p.firstDue).Round(time.Millisecond), time.Until(p.firstDue).Round(time.Second))
 	if p.mixed > 0 {
@@ -214,7 +214,7 @@ func (r *renewalRun) controller(ctx context.Context, rig *calendarRig, l *renewa
 		return rig.box.Calls(sandbox.CalendarChannelsStop) >= len(p.due), nil
 	})
 	r.after = rig.calls.snapshot()
-	r.items, r.qWait, r.qWork = calendarQueue().since(r.queueBefore)
+	r.items, r.qWait, r.qWork = controllerQueue("calendarwatch").since(r.queueBefore)
 	r.watchCalls, r.stops = rig.box.Calls(sandbox.CalendarEventsWatch), rig.box.Calls(sandbox.CalendarChannelsStop)
 	r.lists, r.token = rig.box.Calls(sandbox.CalendarEventsList), rig.box.Calls(sandbox.GoogleOAuthToken)
 

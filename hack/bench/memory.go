@@ -20,8 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -267,29 +265,10 @@ func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, san
 	}
 	// The last --upstream of a name wins: S3 is versitygw.
 	common = append(common, "--upstream", "s3="+s3URL)
-	start := func(name, readyAddr string, args ...string) (*local.Process, error) {
-		dir, err := os.MkdirTemp("", "switchboard-bench-"+name)
-		if err != nil {
-			return nil, err
-		}
-		kc, err := local.Kubeconfig(env, dir, "bench-"+name)
-		if err != nil {
-			return nil, err
-		}
-		proc, err := local.Start(bin, dir, name, append(append([]string{"--kubeconfig", kc, "--health-probe-bind-address", readyAddr}, args...), common...)...)
-		if err != nil {
-			return nil, err
-		}
-		if err := local.WaitOK(ctx, "http://"+readyAddr+"/readyz", time.Minute); err != nil {
-			proc.Stop(10 * time.Second)
-			return nil, fmt.Errorf("%s (log %s): %w", name, filepath.Join(dir, name+".log"), err)
-		}
-		return proc, nil
-	}
-	if p.manager, err = start("manager", ports[1], "--metrics-bind-address", ports[2]); err != nil {
+	if p.manager, err = startBinary(ctx, env, bin, "manager", ports[1], time.Minute, append([]string{"--metrics-bind-address", ports[2]}, common...)...); err != nil {
 		return p, stop, err
 	}
-	p.webhook, err = start("webhook", ports[3], "--metrics-bind-address", ports[4], "--bind-address", ports[0])
+	p.webhook, err = startBinary(ctx, env, bin, "webhook", ports[3], time.Minute, append([]string{"--metrics-bind-address", ports[4], "--bind-address", ports[0]}, common...)...)
 	return p, stop, err
 }
 

@@ -71,7 +71,6 @@ func benchShards(env *envtest.Environment, cfg *rest.Config, bin string, o shard
 	if err != nil {
 		return fmt.Errorf("two shards: %w", err)
 	}
-	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
 	fmt.Printf("%-40s %10s %12s %s\n", "", "time", "stocks/s", "each manager: peak RSS, fetches served")
 	for _, r := range []shardRun{one, two} {
 		var each []string

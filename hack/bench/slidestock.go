@@ -210,31 +210,42 @@ func waitReady(ctx context.Context, c client.Client, ns string, count int) error
 // extra flags), pointed at the sandbox, and waits until it is ready; it
 // returns the process and the URL of its metrics.
 func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string, extra ...string) (*local.Process, string, error) {
-	dir, err := os.MkdirTemp("", "switchboard-bench")
-	if err != nil {
-		return nil, "", err
-	}
-	kcPath, err := local.Kubeconfig(env, dir, "bench-manager")
-	if err != nil {
-		return nil, "", err
-	}
 	ports, err := local.FreePorts("127.0.0.1", 2)
 	if err != nil {
 		return nil, "", err
 	}
-	args := append([]string{"--kubeconfig", kcPath, "--metrics-bind-address", ports[0], "--health-probe-bind-address", ports[1]}, extra...)
+	args := append([]string{"--metrics-bind-address", ports[0]}, extra...)
 	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
 		args = append(args, "--upstream", f)
 	}
-	p, err := local.Start(bin, dir, "manager", args...)
+	p, err := startBinary(ctx, env, bin, "manager", ports[1], 30*time.Second, args...)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := local.WaitOK(ctx, "http://"+ports[1]+"/readyz", 30*time.Second); err != nil {
-		p.Stop(10 * time.Second)
-		return nil, "", fmt.Errorf("manager (log %s): %w", p.Log, err)
-	}
 	return p, "http://" + ports[0] + "/metrics", nil
+}
+
+// startBinary starts the binary name of bin with a kubeconfig of its own
+// (in a new directory, which also holds its log) and its probes on
+// readyAddr, and waits at most wait until it is ready.
+func startBinary(ctx context.Context, env *envtest.Environment, bin, name, readyAddr string, wait time.Duration, args ...string) (*local.Process, error) {
+	dir, err := os.MkdirTemp("", "switchboard-bench-"+name)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := local.Kubeconfig(env, dir, "bench-"+name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := local.Start(bin, dir, name, append([]string{"--kubeconfig", kc, "--health-probe-bind-address", readyAddr}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := local.WaitOK(ctx, "http://"+readyAddr+"/readyz", wait); err != nil {
+		p.Stop(10 * time.Second)
+		return nil, fmt.Errorf("%s (log %s): %w", name, p.Log, err)
+	}
+	return p, nil
 }
 
 // apiWrites sums the manager's rest_client_requests_total by method, for

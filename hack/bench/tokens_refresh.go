@@ -470,7 +470,7 @@ func relative(d time.Duration) string {
 }
 
 // controllerQueue reads the workqueue histograms of the controller named
-// name, as calendarQueue reads CalendarWatch's.
+// name.
 func controllerQueue(name string) queueStats {
 	var q queueStats
 	for _, m := range gatherNamed("name", name) {
