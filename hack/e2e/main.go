@@ -145,6 +145,11 @@ func main() {
 	} else {
 		_ = os.Remove(e.p.at("host-before.json"))
 	}
+	if runErr != nil {
+		// Again last: CI shows a run's tail, and the cause scrolled away
+		// behind the tear-down's lines.
+		fmt.Fprintf(os.Stderr, "e2e FAILED: %v\n", runErr)
+	}
 	if runErr != nil || downErr != nil {
 		os.Exit(1)
 	}

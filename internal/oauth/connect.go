@@ -127,22 +127,20 @@ type ConnectLink struct {
 // one's hash is kept for StateTTL so that a flow it started just before
 // can finish (ConnectTokenCurrent). One that owner does not control is
 // ErrConnectSecretConflict.
-func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string, now time.Time) (ConnectLink, error) {
+//
+// The link is handed to publish, when given, before the Secret shows it:
+// the caller publishes its token's hash where the connect route checks
+// it, so that a link is never shown before it works (a person, or a
+// script, may open it the moment it appears; make e2e did, and was
+// refused). When publish fails, no link is written.
+func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Object, target, publicURL string, now time.Time, publish func(ConnectLink) error) (ConnectLink, error) {
 	name := ConnectSecretName(owner.GetName())
 	key := types.NamespacedName{Namespace: owner.GetNamespace(), Name: name}
 	var sec corev1.Secret
 	err := c.Get(ctx, key, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		link := ConnectLink{Name: name, Token: capability.Random(connectTokenBytes), Minted: true, Expires: expiry(now)}
-		created, err := CreateOwnedSecret(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, connectData(publicURL, target, owner, link))
-		switch {
-		case err != nil:
-			return ConnectLink{}, err
-		case !created:
-			return ConnectLink{}, fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretUnseen)
-		}
-		return link, nil
+		return createConnectSecret(ctx, c, owner, key, target, publicURL, now, publish)
 	case err != nil:
 		return ConnectLink{}, fmt.Errorf("read connect Secret %s: %w", key, err)
 	}
@@ -164,11 +162,59 @@ func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Obje
 	if link.Token == "" || expired {
 		link.Token, link.Minted, link.Expires = capability.Random(connectTokenBytes), true, expiry(now)
 	}
+	// Published again when only the link moved: a no-op for a caller that
+	// published this token already, and the order holds after a failure.
+	if err := publishLink(publish, link); err != nil {
+		return ConnectLink{}, err
+	}
 	sec.Data = connectData(publicURL, target, owner, link)
 	if err := c.Update(ctx, &sec); err != nil {
 		return ConnectLink{}, fmt.Errorf("update connect Secret %s: %w", key, err)
 	}
 	return link, nil
+}
+
+// createConnectSecret is EnsureConnectSecret for an owner whose cache
+// shows no connect Secret. With publish, the Secret is created empty, the
+// token published, and the token and link written: a Secret that already
+// exists (a cache behind the API server) is then found before anything is
+// published, so the hash of a link people may be reading is not replaced
+// by that of a token no Secret holds, and no token is shown before its
+// hash is published.
+func createConnectSecret(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, target, publicURL string, now time.Time, publish func(ConnectLink) error) (ConnectLink, error) {
+	link := ConnectLink{Name: key.Name, Token: capability.Random(connectTokenBytes), Minted: true, Expires: expiry(now)}
+	var data map[string][]byte
+	if publish == nil {
+		data = connectData(publicURL, target, owner, link)
+	}
+	sec, created, err := createOwned(ctx, c, owner, key, map[string]string{ConnectTargetLabel: target}, data)
+	switch {
+	case err != nil:
+		return ConnectLink{}, err
+	case !created:
+		return ConnectLink{}, fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretUnseen)
+	case publish == nil:
+		return link, nil
+	}
+	if err := publishLink(publish, link); err != nil {
+		return ConnectLink{}, err
+	}
+	sec.Data = connectData(publicURL, target, owner, link)
+	if err := c.Update(ctx, sec); err != nil {
+		return ConnectLink{}, fmt.Errorf("write the link into connect Secret %s: %w", key, err)
+	}
+	return link, nil
+}
+
+// publishLink hands link to publish, when there is one.
+func publishLink(publish func(ConnectLink) error, link ConnectLink) error {
+	if publish == nil {
+		return nil
+	}
+	if err := publish(link); err != nil {
+		return fmt.Errorf("publish the connect token's hash: %w", err)
+	}
+	return nil
 }
 
 // ConnectTokenCurrent reports whether a flow started with the token whose
@@ -194,6 +240,12 @@ func ConnectTokenCurrent(sec *corev1.Secret, tokenHash string, now time.Time) bo
 // existed: a cache behind the API server, or a concurrent reconcile; the
 // next reconcile judges the Secret that won.
 func CreateOwnedSecret(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, labels map[string]string, data map[string][]byte) (created bool, _ error) {
+	_, created, err := createOwned(ctx, c, owner, key, labels, data)
+	return created, err
+}
+
+// createOwned is CreateOwnedSecret, returning the Secret it created.
+func createOwned(ctx context.Context, c client.Client, owner client.Object, key types.NamespacedName, labels map[string]string, data map[string][]byte) (*corev1.Secret, bool, error) {
 	all := map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue}
 	maps.Copy(all, labels)
 	sec := &corev1.Secret{
@@ -202,16 +254,16 @@ func CreateOwnedSecret(ctx context.Context, c client.Client, owner client.Object
 		Data:       data,
 	}
 	if err := controllerutil.SetControllerReference(owner, sec, c.Scheme()); err != nil {
-		return false, fmt.Errorf("own Secret %s: %w", key, err)
+		return nil, false, fmt.Errorf("own Secret %s: %w", key, err)
 	}
 	err := c.Create(ctx, sec)
 	if apierrors.IsAlreadyExists(err) {
-		return false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("create Secret %s: %w", key, err)
+		return nil, false, fmt.Errorf("create Secret %s: %w", key, err)
 	}
-	return true, nil
+	return sec, true, nil
 }
 
 // expiry is a link's, minted at now: whole seconds, as status shows it.

@@ -65,7 +65,7 @@ var now = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	ctx := context.Background()
 	o := owner(t)
-	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/", now)
+	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/", now, nil)
 	if err != nil || link.Name != "research-oauth-connect" || !link.Minted {
 		t.Fatalf("got %+v, %v", link.Name, err)
 	}
@@ -87,7 +87,7 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	}
 
 	// Nothing changed: nothing written, nothing minted.
-	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/", now); err != nil || again.Minted || again.Token != link.Token {
+	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com/", now, nil); err != nil || again.Minted || again.Token != link.Token {
 		t.Fatalf("second call: minted %v, same token %v, %v", again.Minted, again.Token == link.Token, err)
 	}
 	if again := connectSecret(t, o); again.ResourceVersion != sec.ResourceVersion {
@@ -95,7 +95,7 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	}
 
 	// A new public URL rewrites the link and keeps the token.
-	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://other.example.com", now); err != nil {
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://other.example.com", now, nil); err != nil {
 		t.Fatal(err)
 	}
 	moved := connectSecret(t, o)
@@ -107,7 +107,7 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 	if err := env.Client.Delete(ctx, moved); err != nil {
 		t.Fatal(err)
 	}
-	minted, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "", now)
+	minted, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "", now, nil)
 	if err != nil || !minted.Minted {
 		t.Fatalf("after the rotation: minted %v, %v", minted.Minted, err)
 	}
@@ -125,17 +125,17 @@ func TestEnsureConnectSecretMintsAnOwnedOneUseLink(t *testing.T) {
 func TestAConnectLinkLivesAnHourAndItsLastFlowsMayFinish(t *testing.T) {
 	ctx := context.Background()
 	o := owner(t)
-	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now)
+	link, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now, nil)
 	if err != nil || !link.Expires.Equal(now.Add(oauth.ConnectTTL)) {
 		t.Fatalf("expires %v (%v), want %v", link.Expires, err, now.Add(oauth.ConnectTTL))
 	}
 	if got := string(connectSecret(t, o).Data[oauth.ConnectExpiresKey]); got != now.Add(time.Hour).Format(time.RFC3339) {
 		t.Fatalf("the Secret says it expires %q", got)
 	}
-	if kept, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires.Add(-time.Second)); err != nil || kept.Minted || kept.Token != link.Token {
+	if kept, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires.Add(-time.Second), nil); err != nil || kept.Minted || kept.Token != link.Token {
 		t.Fatalf("a second before the expiry: minted %v (%v)", kept.Minted, err)
 	}
-	next, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires)
+	next, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires, nil)
 	if err != nil || !next.Minted || next.Token == link.Token || !next.Expires.Equal(link.Expires.Add(oauth.ConnectTTL)) {
 		t.Fatalf("at the expiry: minted %v, new token %v, expires %v (%v)", next.Minted, next.Token != link.Token, next.Expires, err)
 	}
@@ -162,7 +162,7 @@ func TestAConnectLinkLivesAnHourAndItsLastFlowsMayFinish(t *testing.T) {
 	if err := env.Client.Update(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires); err != nil || !again.Minted {
+	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", link.Expires, nil); err != nil || !again.Minted {
 		t.Fatalf("a link with no expiry was kept (%v)", err)
 	}
 }
@@ -175,7 +175,7 @@ func TestEnsureConnectSecretRefusesASecretItDoesNotOwn(t *testing.T) {
 	if err := env.Client.Create(ctx, mine); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now); !errors.Is(err, oauth.ErrConnectSecretConflict) {
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now, nil); !errors.Is(err, oauth.ErrConnectSecretConflict) {
 		t.Fatalf("got %v, want ErrConnectSecretConflict", err)
 	}
 	if sec := connectSecret(t, o); string(sec.Data["token"]) != "chosen-by-someone-else" || len(sec.OwnerReferences) != 0 {
@@ -191,11 +191,11 @@ func TestEnsureConnectSecretRefusesASecretItDoesNotOwn(t *testing.T) {
 func TestEnsureConnectSecretPublishesNoTokenItDidNotWrite(t *testing.T) {
 	ctx := context.Background()
 	o := owner(t)
-	first, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now)
+	first, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", "https://hooks.example.com", now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	link, err := oauth.EnsureConnectSecret(ctx, secretsUnseen{env.Client}, o, "notion", "https://hooks.example.com", now)
+	link, err := oauth.EnsureConnectSecret(ctx, secretsUnseen{env.Client}, o, "notion", "https://hooks.example.com", now, nil)
 	if !errors.Is(err, oauth.ErrConnectSecretUnseen) || link.Token != "" {
 		t.Fatalf("got a link with token %q and error %v, want none and ErrConnectSecretUnseen", link.Token, err)
 	}
@@ -213,4 +213,61 @@ func (c secretsUnseen) Get(ctx context.Context, key client.ObjectKey, obj client
 		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// A link is handed to publish before the Secret shows it, whether it is
+// the first one or the one an expiry mints; a failed publish writes no
+// link. make e2e read a link the moment it appeared and was refused: the
+// controller had written the Secret before publishing the hash.
+func TestALinkIsPublishedBeforeTheSecretShowsIt(t *testing.T) {
+	ctx := context.Background()
+	o := owner(t)
+	const hook = "https://hooks.example.com"
+	var published []string
+	publish := func(link oauth.ConnectLink) error {
+		var sec corev1.Secret
+		err := env.Client.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: "research-oauth-connect"}, &sec)
+		if err == nil && string(sec.Data[oauth.ConnectTokenKey]) == link.Token {
+			t.Error("the Secret showed the token before it was published")
+		}
+		published = append(published, link.Token)
+		return nil
+	}
+	first, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", hook, now, publish)
+	if err != nil || len(published) != 1 || published[0] != first.Token {
+		t.Fatalf("first link: published %d, %v", len(published), err)
+	}
+	if u := string(connectSecret(t, o).Data[oauth.ConnectURLKey]); u != oauth.ConnectURL(hook, "notion", o.Namespace, "research", first.Token) {
+		t.Fatalf("the Secret does not show the published link: %q", u)
+	}
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", hook, now, publish); err != nil || len(published) != 1 {
+		t.Fatalf("an unchanged link was published again (%d), %v", len(published), err)
+	}
+	next, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", hook, first.Expires, publish)
+	if err != nil || !next.Minted || len(published) != 2 || published[1] != next.Token {
+		t.Fatalf("expired link: minted %v, published %d, %v", next.Minted, len(published), err)
+	}
+
+	// A publish that fails leaves the Secret's link as it was.
+	refused := errors.New("status write refused")
+	before := connectSecret(t, o)
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", hook, next.Expires, func(oauth.ConnectLink) error { return refused }); !errors.Is(err, refused) {
+		t.Fatalf("got %v, want the publish error", err)
+	}
+	if after := connectSecret(t, o); after.ResourceVersion != before.ResourceVersion {
+		t.Fatal("the Secret was written although publishing failed")
+	}
+	if err := env.Client.Delete(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", hook, now, func(oauth.ConnectLink) error { return refused }); !errors.Is(err, refused) {
+		t.Fatalf("got %v, want the publish error", err)
+	}
+	if sec := connectSecret(t, o); sec.Data[oauth.ConnectURLKey] != nil || sec.Data[oauth.ConnectTokenKey] != nil {
+		t.Fatal("a new Secret shows a token that was not published")
+	}
+	// The next call mints a link into the Secret left empty.
+	if again, err := oauth.EnsureConnectSecret(ctx, env.Client, o, "notion", hook, now, publish); err != nil || !again.Minted || published[len(published)-1] != again.Token {
+		t.Fatalf("after a failed publish: minted %v, %v", again.Minted, err)
+	}
 }

@@ -214,7 +214,7 @@ func (w *oauthWorld) mint(t *testing.T, cm *corev1.ConfigMap, target string) str
 func (w *oauthWorld) mintOn(t *testing.T, cm *corev1.ConfigMap, target, hook string) string {
 	t.Helper()
 	ctx := context.Background()
-	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, hook, time.Now())
+	link, err := oauth.EnsureConnectSecret(ctx, w.env.Client, cm, target, hook, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

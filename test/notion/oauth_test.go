@@ -66,21 +66,26 @@ func get(t *testing.T, u string) page {
 // integration waits for a person to connect it.
 func noGrant(sandbox.NotionWorkspace) string { return "" }
 
-// connectToken waits for the integration's connect Secret, and for its
-// token's hash in status (what the webhook checks), and returns the token;
-// after a successful connect it waits for a token other than previous (the
-// controller mints a new one when the manager deleted the old).
+// connectToken waits for the integration's connect token (this manager
+// has no public URL, so the Secret holds no whole link), and returns it; after a successful connect it waits for a token other than
+// previous (the controller mints a new one when the manager deleted the
+// old). A token works the moment the Secret shows it: its hash is in
+// status already (what the webhook checks), and the client id too.
 func (f *fixture) connectToken(t *testing.T, previous string) string {
 	t.Helper()
 	var token string
-	eventually(t, "a connect token, published", func() bool {
+	eventually(t, "a connect token", func() bool {
 		var sec corev1.Secret
 		err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "research-oauth-connect"}, &sec)
 		token = string(sec.Data[oauth.ConnectTokenKey])
-		return err == nil && token != "" && token != previous && f.integration(t).Status.ConnectTokenHash == capability.Hash(token)
+		return err == nil && token != "" && token != previous
 	})
-	if got := f.integration(t).Status.ConnectSecretName; got != "" && got != "research-oauth-connect" {
-		t.Fatalf("status.connectSecretName %q", got)
+	st := f.integration(t).Status
+	if st.ConnectTokenHash != capability.Hash(token) || st.ClientID == "" {
+		t.Fatalf("the Secret shows a token whose hash is not published yet (hash published %v, client id %q)", st.ConnectTokenHash != "", st.ClientID)
+	}
+	if st.ConnectSecretName != "research-oauth-connect" {
+		t.Fatalf("status.connectSecretName %q", st.ConnectSecretName)
 	}
 	return token
 }

@@ -52,14 +52,15 @@ func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 		return fmt.Errorf("OAuth callback answered %d", code)
 	}
 	fmt.Println("    callback answered 200: \"Connected to Demo Lab\" (the token Secret demo/notion-token now holds the grant)")
-	// The link works once: the callback rotated its token.
-	resp, err := browser.Get(link)
-	if err != nil {
+	// The link works once: the callback deleted its token. The connect
+	// route may still start a flow with it until the controller publishes
+	// the next token's hash; the callback refuses that flow all the same.
+	code, body, reached, err = follow(link, false)
+	switch {
+	case err != nil:
 		return err
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		return fmt.Errorf("the used connect link answered %d, want 403", resp.StatusCode)
+	case !reached || code != http.StatusForbidden:
+		return fmt.Errorf("the used connect link answered %d, want 403: %s", code, body)
 	}
 	fmt.Println("    the used link now answers 403 (the manager mints a new one in the Secret)")
 	ni, err := d.waitIntegration(ctx)

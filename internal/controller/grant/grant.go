@@ -147,7 +147,18 @@ const connectSecretUnseenWait = time.Second
 // is minted, while no id is published, and when a person asks
 // (requested-at), so that a steady reconcile reads no more Secrets.
 func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
-	link, err := oauth.EnsureConnectSecret(ctx, p.Client, obj, p.target.Name, p.PublicURL, run.Now)
+	// The connect route checks what status holds, so a link's hash and
+	// the client id are written there before the Secret shows the link.
+	published := false
+	var patchErr error
+	publish := func(link oauth.ConnectLink) error {
+		if err := p.publishConnect(ctx, obj, run, link); err != nil {
+			return err
+		}
+		published, patchErr = true, run.Patcher.Patch(ctx, obj)
+		return patchErr
+	}
+	link, err := oauth.EnsureConnectSecret(ctx, p.Client, obj, p.target.Name, p.PublicURL, run.Now, publish)
 	switch {
 	case errors.Is(err, oauth.ErrConnectSecretConflict):
 		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
@@ -155,28 +166,43 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 		// Not an error: the Secret's own event brings obj back once the
 		// cache shows it; the wait is for a missed one.
 		return runner.Wait(connectSecretUnseenWait)
+	case patchErr != nil:
+		return runner.Transient(v1alpha1.ProgressingReason, err)
 	case err != nil:
 		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
 	}
+	if !published {
+		if err := p.publishConnect(ctx, obj, run, link); err != nil {
+			return runner.Transient(v1alpha1.SecretReadFailedReason, err)
+		}
+	}
+	run.RequeueAt(link.Expires)
+	return runner.Continue()
+}
+
+// publishConnect sets in obj's status what the connect route checks for
+// link: its token's hash, its expiry, and the OAuth client's id (read when
+// a token is minted, while no id is published, and when a person asks).
+func (p *Phases[T]) publishConnect(ctx context.Context, obj T, run *runner.Run, link oauth.ConnectLink) error {
 	st := obj.GetOAuthConnect()
 	st.ConnectSecretName, st.ConnectTokenHash = link.Name, capability.Hash(link.Token)
 	st.ConnectExpiresAt = &metav1.Time{Time: link.Expires}
-	run.RequeueAt(link.Expires)
-	if link.Minted || st.ClientID == "" || run.Requested {
-		clientKey, _ := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
-		var sec corev1.Secret
-		err := p.Client.Get(ctx, clientKey, &sec)
-		switch {
-		case apierrors.IsNotFound(err):
-			// The Grant phase stalls on it; the connect route says so.
-			st.ClientID = ""
-		case err != nil:
-			return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read OAuth client Secret %s: %w", clientKey, err))
-		default:
-			st.ClientID = string(sec.Data[oauth.KeyClientID])
-		}
+	if !link.Minted && st.ClientID != "" && !run.Requested {
+		return nil
 	}
-	return runner.Continue()
+	clientKey, _ := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
+	var sec corev1.Secret
+	err := p.Client.Get(ctx, clientKey, &sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The Grant phase stalls on it; the connect route says so.
+		st.ClientID = ""
+	case err != nil:
+		return fmt.Errorf("read OAuth client Secret %s: %w", clientKey, err)
+	default:
+		st.ClientID = string(sec.Data[oauth.KeyClientID])
+	}
+	return nil
 }
 
 // Grant makes sure the grant works: refreshed when less than the object's
