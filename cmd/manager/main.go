@@ -62,7 +62,7 @@ func main() {
 		fail(err, "cannot create manager")
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := index.RegisterFor(ctx, mgr.GetFieldIndexer(), index.Manager); err != nil {
 		fail(err, "cannot register field indexes")
 	}
 	out, err := outbound.New(opts.upstreams, outbound.Options{Timeout: opts.outboundTimeout, Registerer: ctrlmetrics.Registry,
@@ -108,6 +108,7 @@ func newManager(o *options, own []string) (ctrl.Manager, error) {
 		Client:                        client.Options{Cache: &cache},
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leader.elect,
 		LeaderElectionID:              o.leader.id,
 		LeaderElectionNamespace:       o.leader.namespace,

@@ -59,10 +59,28 @@ const (
 	PendingSheetSyncs = "pending.spec.connectionRef.name"
 )
 
+// Binary is which of the two binaries reads an index: each registers only
+// its own, since an index costs two sets per distinct value in every
+// cache that holds the kind, and registering one makes the cache hold
+// its kind at all (the webhook reads no PaperSync or SheetSync).
+type Binary int
+
+const (
+	// Manager's indexes wake objects: by the Secrets they name, and a
+	// parent's pending children.
+	Manager Binary = 1 << iota
+	// Webhook's indexes route a request to its object.
+	Webhook
+	// Both is every index: tests that run the controllers and the
+	// webhook server on one cache.
+	Both = Manager | Webhook
+)
+
 type field struct {
 	obj     client.Object
 	name    string
 	extract client.IndexerFunc
+	by      Binary
 }
 
 func nonEmpty(v string) []string {
@@ -89,34 +107,42 @@ var fields = []field{
 			return nonEmpty(ps.Spec.IntegrationRef.Name)
 		}
 		return nil
-	}},
+	}, Manager},
 	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)
-	}},
+	}, Webhook},
 	{&v1alpha1.CalendarWatch{}, CalendarWatchUID, func(o client.Object) []string {
 		return nonEmpty(string(o.GetUID()))
-	}},
+	}, Webhook},
 	{&v1alpha1.SheetConnection{}, SheetIngestPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.SheetConnection).Status.IngestPath)
-	}},
+	}, Webhook},
 	{&v1alpha1.SheetSync{}, PendingSheetSyncs, func(o client.Object) []string {
 		s := o.(*v1alpha1.SheetSync)
 		if s.Status.CompletedAt != nil {
 			return nil
 		}
 		return nonEmpty(s.Spec.ConnectionRef.Name)
-	}},
+	}, Manager},
 }
 
 // Register adds every index to a cache (a manager's or a cluster's
-// GetFieldIndexer()).
+// GetFieldIndexer()): RegisterFor(Both).
 func Register(ctx context.Context, indexer client.FieldIndexer) error {
+	return RegisterFor(ctx, indexer, Both)
+}
+
+// RegisterFor adds the indexes that binary reads to a cache.
+func RegisterFor(ctx context.Context, indexer client.FieldIndexer, binary Binary) error {
 	all := make([]field, 0, len(fields)+len(oauthKinds))
 	all = append(all, fields...)
 	for _, obj := range oauthKinds {
-		all = append(all, field{obj, OAuthSecrets, oauthSecrets})
+		all = append(all, field{obj, OAuthSecrets, oauthSecrets, Manager})
 	}
 	for _, f := range all {
+		if f.by&binary == 0 {
+			continue
+		}
 		if err := indexer.IndexField(ctx, f.obj, f.name, f.extract); err != nil {
 			return fmt.Errorf("index %T by %s: %w", f.obj, f.name, err)
 		}

@@ -150,3 +150,45 @@ func TestEveryOAuthKindIsFoundByTheSecretsItNames(t *testing.T) {
 		return true
 	})
 }
+
+// Each binary registers only the indexes it reads: the webhook's cache
+// has no index (and so no informer) for the kinds it only creates.
+func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.Namespace("index-binary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookups := []struct {
+		list  client.ObjectList
+		field string
+		by    index.Binary
+	}{
+		{&v1alpha1.NotionIntegrationList{}, index.OAuthSecrets, index.Manager},
+		{&v1alpha1.PaperSyncList{}, index.PendingPaperSyncs, index.Manager},
+		{&v1alpha1.SheetSyncList{}, index.PendingSheetSyncs, index.Manager},
+		{&v1alpha1.NotionIntegrationList{}, index.NotionWebhookPath, index.Webhook},
+		{&v1alpha1.CalendarWatchList{}, index.CalendarWatchUID, index.Webhook},
+		{&v1alpha1.SheetConnectionList{}, index.SheetIngestPath, index.Webhook},
+	}
+	for _, binary := range []index.Binary{index.Manager, index.Webhook} {
+		c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := index.RegisterFor(ctx, c, binary); err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = c.Start(ctx) }()
+		if !c.WaitForCacheSync(ctx) {
+			t.Fatal("cache did not sync")
+		}
+		for _, l := range lookups {
+			err := c.List(ctx, l.list, client.InNamespace(ns), client.MatchingFields{l.field: "x"})
+			if registered := l.by == binary; registered != (err == nil) {
+				t.Errorf("binary %d, index %s: registered %v, List error %v", binary, l.field, registered, err)
+			}
+		}
+	}
+}
