@@ -33,6 +33,7 @@ import (
 // (wire.Kind.BindFlags).
 type options struct {
 	metricsAddr, probeAddr    string
+	pprofAddr                 string
 	leader                    leaderOptions
 	outboundTimeout           time.Duration
 	sinkDenyPrivate           bool
@@ -55,6 +56,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	o.upstreams = upstream.NewSet()
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to; 0 disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address Go's profiling endpoints (/debug/pprof/) bind to, for a heap or CPU profile on a live manager; empty or 0 disables them. Never expose it outside the pod.")
 	o.leader.bind(fs)
 	fs.DurationVar(&o.outboundTimeout, "outbound-timeout", outbound.DefaultTimeout, "Timeout of each outbound request to an upstream API.")
 	fs.BoolVar(&o.sinkDenyPrivate, "sink-deny-private-networks", false, "Also refuse HTTP sinks (a CalendarWatch's spec.sink.http.url) at private addresses (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7), where cluster-local Services are; loopback, link-local (the cloud metadata service) and unspecified addresses are always refused.")

@@ -61,6 +61,7 @@ func (o *options) bindServerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Addr, "bind-address", ":9443", "Address of the public listener: GET / and the inbound routes only.")
 	fs.StringVar(&s.MetricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus /metrics endpoint binds to, apart from the public listener; 0 disables it.")
 	fs.StringVar(&s.ProbeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to, apart from the public listener; 0 disables them.")
+	fs.StringVar(&s.PprofAddr, "pprof-bind-address", "", "Address Go's profiling endpoints (/debug/pprof/) bind to, apart from the public listener, for a heap or CPU profile on a live server; empty or 0 disables them. Never expose it outside the pod.")
 	fs.Int64Var(&s.MaxBodyBytes, "max-body-bytes", webhook.DefaultMaxBodyBytes, "Largest request body accepted; larger ones get 413.")
 	fs.DurationVar(&s.ReadHeaderTimeout, "read-header-timeout", webhook.DefaultReadHeaderTimeout, "Time a client has to send its request headers.")
 	fs.DurationVar(&s.ReadTimeout, "read-timeout", webhook.DefaultReadTimeout, "Time a client has to send its whole request.")

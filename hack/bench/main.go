@@ -91,6 +91,7 @@ func main() {
 	sheetClients := flag.String("sheet-clients", "16,64", "Client counts of the Sheets ingest route and its baselines.")
 	memFirst := flag.Int("mem-first", 1000, "Objects of each kind at the memory benchmark's first reading.")
 	memObjects := flag.Int("mem-objects", 10000, "Objects of each kind at the memory benchmark's second reading (all seven kinds at once).")
+	memProfile := flag.String("mem-profile", "", "Directory for each binary's heap profile at each reading of the memory benchmark (go tool pprof); empty takes none.")
 	tokenGrants := flag.Int("token-grants", 10000, "NotionIntegrations, and as many SheetConnections, whose access tokens fall due for refresh within one minute.")
 	tokenWorkers := flag.Int("token-workers", 0, "The NotionIntegration and SheetConnection controllers' workers, and the token baselines' writers (0: their defaults).")
 	tokenBudget := flag.Duration("token-budget", 0, "Time the manager gets to take every grant of a kind to Ready before the first falls due (0: 30 s + 60 ms per grant).")
@@ -141,7 +142,7 @@ func main() {
 		}},
 	}
 	others = append(others, benchSuite{name: "memory", runEnv: func(env *envtest.Environment, cfg *rest.Config) error {
-		return benchMemory(env, cfg, *bin, memoryOptions{first: *memFirst, objects: *memObjects})
+		return benchMemory(env, cfg, *bin, memoryOptions{first: *memFirst, objects: *memObjects, profileDir: *memProfile})
 	}}, benchSuite{name: "shards", runEnv: func(env *envtest.Environment, cfg *rest.Config) error {
 		return benchShards(env, cfg, *bin, shardOptions{stocks: *shardStocks})
 	}})

@@ -19,7 +19,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,6 +65,9 @@ import (
 // connect Secret.
 type memoryOptions struct {
 	first, objects int
+	// profileDir, when set, receives each binary's heap profile at each
+	// reading (their --pprof-bind-address).
+	profileDir string
 }
 
 const (
@@ -138,8 +145,32 @@ func memMeta(prefix string, i int) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: memName(prefix, i), Namespace: memNS}
 }
 
-// memProcs are the two binaries under measurement.
-type memProcs struct{ manager, webhook *local.Process }
+// memProcs are the two binaries under measurement, and their profiling
+// addresses.
+type memProcs struct {
+	manager, webhook        *local.Process
+	managerPprof, hookPprof string
+}
+
+// profile saves each binary's heap profile, after a collection, as
+// dir/<binary>-<objects>.pb.gz.
+func (p memProcs) profile(dir string, objects int) error {
+	for name, addr := range map[string]string{"manager": p.managerPprof, "webhook": p.hookPprof} {
+		resp, err := http.Get("http://" + addr + "/debug/pprof/heap?gc=1")
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s heap profile: %d %v", name, resp.StatusCode, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", name, objects)), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // memReading is one reading of both binaries' resident sets, in bytes.
 type memReading struct {
@@ -180,7 +211,7 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 	box := sandbox.New(sandbox.NewSpeakerDeck(), sandbox.NewNotion(), sandbox.NewArxiv(), google, cal, sandbox.NewGoogleSheets(google))
 	srv := httptest.NewServer(box)
 	defer srv.Close()
-	procs, stop, err := startMemoryBinaries(ctx, env, bin, srv.URL, s3.Endpoint)
+	procs, stop, err := startMemoryBinaries(ctx, env, bin, srv.URL, s3.Endpoint, o.profileDir != "")
 	defer stop()
 	if err != nil {
 		return err
@@ -212,6 +243,11 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 			n, n*len(kinds), took.Round(time.Second), settled.Round(time.Second))
 		readings = append(readings, procs.read(n*len(kinds)))
 		printReading(readings[len(readings)-1], len(kinds))
+		if o.profileDir != "" {
+			if err := procs.profile(o.profileDir, n*len(kinds)); err != nil {
+				return err
+			}
+		}
 	}
 	return reportMemory(readings)
 }
@@ -243,7 +279,7 @@ func memFixtures(ctx context.Context, c client.Client, s3 *testenv.S3) error {
 // startMemoryBinaries starts the manager and the webhook server binaries,
 // each with its own kubeconfig and ports, pointed at the sandbox and S3,
 // and waits until both are ready. stop is never nil.
-func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, sandboxURL, s3URL string) (memProcs, func(), error) {
+func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, sandboxURL, s3URL string, profile bool) (memProcs, func(), error) {
 	var p memProcs
 	stop := func() {
 		for _, proc := range []*local.Process{p.webhook, p.manager} {
@@ -252,9 +288,14 @@ func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, san
 			}
 		}
 	}
-	ports, err := local.FreePorts("127.0.0.1", 5)
+	ports, err := local.FreePorts("127.0.0.1", 7)
 	if err != nil {
 		return p, stop, err
+	}
+	var managerArgs, hookArgs []string
+	if profile {
+		p.managerPprof, p.hookPprof = ports[5], ports[6]
+		managerArgs, hookArgs = []string{"--pprof-bind-address", p.managerPprof}, []string{"--pprof-bind-address", p.hookPprof}
 	}
 	publicURL := "http://" + ports[0]
 	// Both watch only the benchmark's namespace: under -suite all the
@@ -265,10 +306,10 @@ func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, san
 	}
 	// The last --upstream of a name wins: S3 is versitygw.
 	common = append(common, "--upstream", "s3="+s3URL)
-	if p.manager, err = startBinary(ctx, env, bin, "manager", ports[1], time.Minute, append([]string{"--metrics-bind-address", ports[2]}, common...)...); err != nil {
+	if p.manager, err = startBinary(ctx, env, bin, "manager", ports[1], time.Minute, append(append([]string{"--metrics-bind-address", ports[2]}, managerArgs...), common...)...); err != nil {
 		return p, stop, err
 	}
-	p.webhook, err = startBinary(ctx, env, bin, "webhook", ports[3], time.Minute, append([]string{"--metrics-bind-address", ports[4], "--bind-address", ports[0]}, common...)...)
+	p.webhook, err = startBinary(ctx, env, bin, "webhook", ports[3], time.Minute, append(append([]string{"--metrics-bind-address", ports[4], "--bind-address", ports[0]}, hookArgs...), common...)...)
 	return p, stop, err
 }
 

@@ -24,21 +24,21 @@ import (
 	"net/http"
 )
 
-// Listeners are the server's open listeners. Metrics and Probes may be
-// nil: that listener is not served.
+// Listeners are the server's open listeners. Metrics, Probes and Pprof
+// may be nil: that listener is not served.
 type Listeners struct {
-	Public, Metrics, Probes net.Listener
+	Public, Metrics, Probes, Pprof net.Listener
 }
 
 func (l Listeners) close() {
-	for _, ln := range []net.Listener{l.Public, l.Metrics, l.Probes} {
+	for _, ln := range []net.Listener{l.Public, l.Metrics, l.Probes, l.Pprof} {
 		if ln != nil {
 			_ = ln.Close()
 		}
 	}
 }
 
-// ListenAndServe listens on Addr, MetricsAddr and ProbeAddr and serves
+// ListenAndServe listens on Addr, MetricsAddr, ProbeAddr and PprofAddr and serves
 // until ctx is done, then shuts down gracefully: new connections are
 // refused and in-flight requests get ShutdownTimeout to finish.
 func (s *Server) ListenAndServe(ctx context.Context) error {
@@ -50,6 +50,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 		{"public", s.opts.Addr, &l.Public},
 		{"metrics", s.opts.MetricsAddr, &l.Metrics},
 		{"probe", s.opts.ProbeAddr, &l.Probes},
+		{"pprof", s.opts.PprofAddr, &l.Pprof},
 	} {
 		if ln.what != "public" && (ln.addr == "" || ln.addr == "0") {
 			continue
@@ -101,6 +102,10 @@ func (s *Server) ServeListeners(ctx context.Context, l Listeners) error {
 	}
 	if l.Probes != nil {
 		all = append(all, served{"probe", s.httpServer(s.ProbeHandler()), l.Probes})
+	}
+	if l.Pprof != nil {
+		// No write timeout: a CPU profile or trace takes its ?seconds=.
+		all = append(all, served{"pprof", &http.Server{Handler: s.PprofHandler(), ReadHeaderTimeout: s.opts.ReadHeaderTimeout}, l.Pprof})
 	}
 	errc := make(chan error, len(all))
 	for _, sv := range all {

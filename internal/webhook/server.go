@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,9 @@ type Options struct {
 	// ProbeAddr serves GET /healthz and GET /readyz; "" or "0" serves no
 	// probes.
 	ProbeAddr string
+	// PprofAddr serves Go's profiles under /debug/pprof/; "" or "0" (the
+	// default) serves none.
+	PprofAddr string
 	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero).
 	MaxBodyBytes int64
 	// Timeouts (the defaults when zero).
@@ -232,6 +236,18 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 func (s *Server) MetricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Gatherer, promhttp.HandlerOpts{}))
+	return opsHandler(mux)
+}
+
+// PprofHandler serves Go's profiles under GET /debug/pprof/, for
+// PprofAddr.
+func (s *Server) PprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return opsHandler(mux)
 }
 

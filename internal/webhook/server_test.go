@@ -62,9 +62,9 @@ func start(t *testing.T, opts Options) string {
 }
 
 // bases are the base URLs of a server's three listeners.
-type bases struct{ public, metrics, probes string }
+type bases struct{ public, metrics, probes, pprof string }
 
-// startAll serves the public, metrics and probe listeners on loopback ports.
+// startAll serves the public, metrics, probe and pprof listeners on loopback ports.
 func startAll(t *testing.T, opts Options) bases {
 	t.Helper()
 	opts.Log = logr.Discard()
@@ -73,7 +73,7 @@ func startAll(t *testing.T, opts Options) bases {
 		t.Fatal(err)
 	}
 	var l Listeners
-	for _, into := range []*net.Listener{&l.Public, &l.Metrics, &l.Probes} {
+	for _, into := range []*net.Listener{&l.Public, &l.Metrics, &l.Probes, &l.Pprof} {
 		if *into, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func startAll(t *testing.T, opts Options) bases {
 		}
 	})
 	url := func(ln net.Listener) string { return "http://" + ln.Addr().String() }
-	return bases{public: url(l.Public), metrics: url(l.Metrics), probes: url(l.Probes)}
+	return bases{public: url(l.Public), metrics: url(l.Metrics), probes: url(l.Probes), pprof: url(l.Pprof)}
 }
 
 type errorAnswer struct {
@@ -351,7 +351,7 @@ func get(t *testing.T, url string) (int, string) {
 
 func TestMetricsAndProbesAreNotOnThePublicListener(t *testing.T) {
 	b := startAll(t, Options{})
-	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/debug/pprof/", "/debug/pprof/heap"} {
 		resp, err := http.Get(b.public + path)
 		if err != nil {
 			t.Fatal(err)
@@ -368,10 +368,22 @@ func TestMetricsAndProbesAreNotOnThePublicListener(t *testing.T) {
 		t.Fatalf("public / = %d %q, want 200 ok", code, body)
 	}
 	// Each ops listener serves only its own paths.
-	for _, tc := range []struct{ base, path string }{{b.metrics, "/healthz"}, {b.probes, "/metrics"}, {b.probes, "/"}} {
+	for _, tc := range []struct{ base, path string }{{b.metrics, "/healthz"}, {b.probes, "/metrics"}, {b.probes, "/"},
+		{b.metrics, "/debug/pprof/heap"}, {b.pprof, "/metrics"}} {
 		if code, body := get(t, tc.base+tc.path); code != 404 || !strings.Contains(body, CodeNotFound) {
 			t.Errorf("%s on the wrong ops listener = %d %s, want 404 NOT_FOUND", tc.path, code, body)
 		}
+	}
+}
+
+// The profiles are served on their own listener only.
+func TestProfilesAreServedOnThePprofListener(t *testing.T) {
+	b := startAll(t, Options{})
+	if code, body := get(t, b.pprof+"/debug/pprof/heap?debug=1"); code != 200 || !strings.Contains(body, "heap profile") {
+		t.Fatalf("heap profile = %d %.80q", code, body)
+	}
+	if code, body := get(t, b.pprof+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("profile index = %d %.80q", code, body)
 	}
 }
 
