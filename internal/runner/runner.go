@@ -267,10 +267,34 @@ func (r *Runner[T]) finish(ctx context.Context, obj T, out Outcome) ctrl.Result 
 		}
 		return ctrl.Result{RequeueAfter: r.schedule().After(n, out.err)}
 	case kindStall:
+		recheck := stallRecheck(obj, out, r.now())
 		status.MarkStalled(obj, out.reason, msg)
-		return ctrl.Result{RequeueAfter: outbound.Jitter(out.recheck, outbound.DefaultJitter)}
+		return ctrl.Result{RequeueAfter: outbound.Jitter(recheck, outbound.DefaultJitter)}
 	}
 	return ctrl.Result{}
+}
+
+// MaxStallRecheck bounds how far apart a stalled object's rechecks grow
+// (Flux's --max-retry-delay default).
+const MaxStallRecheck = 15 * time.Minute
+
+// stallRecheck is how long a Stall waits to look again: its RecheckAfter
+// at first, then as long as the object has been stalled for the same
+// reason, up to MaxStallRecheck, so the checks thin out (2, 4, 8, 15
+// minutes…) for what a person has left for a day. Each recheck reads
+// Secrets from the API server: 30,000 parents waiting to be connected
+// would otherwise read 500 Secrets a second forever. What the manager
+// watches (a grant the callback writes, a spec change, a requested-at
+// annotation) still brings the object back at once.
+func stallRecheck(obj status.Object, out Outcome, now time.Time) time.Duration {
+	d := out.recheck
+	if d <= 0 {
+		return 0
+	}
+	if c := status.Get(obj, v1alpha1.StalledCondition); c != nil && c.Status == metav1.ConditionTrue && c.Reason == out.reason {
+		d = max(d, now.Sub(c.LastTransitionTime.Time))
+	}
+	return min(d, max(out.recheck, MaxStallRecheck))
 }
 
 // logOnce logs a failure when its reason or message is new: the object's

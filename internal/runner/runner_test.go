@@ -222,6 +222,43 @@ func TestOutcomesBecomeStatusRequeuesAndOneLogLine(t *testing.T) {
 	}
 }
 
+// A stall's rechecks thin out the longer it lasts for one reason (the
+// API server reads they cost add up over thousands of waiting objects),
+// never beyond MaxStallRecheck; a new reason starts again from its own
+// RecheckAfter.
+func TestAStallRechecksLessOftenTheLongerItLasts(t *testing.T) {
+	key := newStock(t, false)
+	start := time.Now()
+	clk := clocktesting.NewFakePassiveClock(start)
+	reason := v1alpha1.SecretNotFoundReason
+	r := newRunner(clk, func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome {
+		return runner.Stall(reason, errors.New("no Secret")).RecheckAfter(2 * time.Minute)
+	})
+	for _, step := range []struct {
+		stalledFor time.Duration
+		reason     string
+		want       time.Duration
+	}{
+		{0, v1alpha1.SecretNotFoundReason, 2 * time.Minute},
+		{time.Minute, v1alpha1.SecretNotFoundReason, 2 * time.Minute},
+		{10 * time.Minute, v1alpha1.SecretNotFoundReason, 10 * time.Minute},
+		{48 * time.Hour, v1alpha1.SecretNotFoundReason, runner.MaxStallRecheck},
+		{49 * time.Hour, v1alpha1.SecretReadFailedReason, 2 * time.Minute},
+	} {
+		clk.SetTime(start.Add(step.stalledFor))
+		reason = step.reason
+		res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The transition time is stamped in whole seconds, and the
+		// recheck jittered by up to 10 % either way.
+		if lo, hi := step.want-step.want/10-2*time.Second, step.want+step.want/10+2*time.Second; res.RequeueAfter < lo || res.RequeueAfter > hi {
+			t.Fatalf("stalled for %s (%s): recheck after %s, want %s..%s", step.stalledFor, step.reason, res.RequeueAfter, lo, hi)
+		}
+	}
+}
+
 func TestAFailureKeepsTheDeadlinesOfThePhasesBeforeIt(t *testing.T) {
 	key := newStock(t, false)
 	clk := clocktesting.NewFakePassiveClock(time.Now())
