@@ -38,6 +38,11 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 // indexedCache starts an informer cache with every index, and a fresh
 // namespace to create objects in.
 func indexedCache(ctx context.Context, t *testing.T, prefix string) (string, cache.Cache) {
+	return indexedCacheFor(ctx, t, prefix, index.Both)
+}
+
+// indexedCacheFor is indexedCache with the indexes binary reads.
+func indexedCacheFor(ctx context.Context, t *testing.T, prefix string, binary index.Binary) (string, cache.Cache) {
 	t.Helper()
 	ns, err := env.Namespace(prefix)
 	if err != nil {
@@ -47,7 +52,7 @@ func indexedCache(ctx context.Context, t *testing.T, prefix string) (string, cac
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := index.Register(ctx, c); err != nil {
+	if err := index.RegisterFor(ctx, c, binary); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
@@ -156,10 +161,6 @@ func TestEveryOAuthKindIsFoundByTheSecretsItNames(t *testing.T) {
 func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ns, err := env.Namespace("index-binary")
-	if err != nil {
-		t.Fatal(err)
-	}
 	lookups := []struct {
 		list  client.ObjectList
 		field string
@@ -173,14 +174,7 @@ func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
 		{&v1alpha1.SheetConnectionList{}, index.SheetIngestPath, index.Webhook},
 	}
 	for _, binary := range []index.Binary{index.Manager, index.Webhook} {
-		c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := index.RegisterFor(ctx, c, binary); err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = c.Start(ctx) }()
+		ns, c := indexedCacheFor(ctx, t, "index-binary", binary)
 		if !c.WaitForCacheSync(ctx) {
 			t.Fatal("cache did not sync")
 		}
