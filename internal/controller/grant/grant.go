@@ -181,8 +181,12 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 }
 
 // publishConnect sets in obj's status what the connect route checks for
-// link: its token's hash, its expiry, and the OAuth client's id (read when
-// a token is minted, while no id is published, and when a person asks).
+// link: its token's hash, its expiry, the OAuth client's id (read when a
+// token is minted, while no id is published, and when a person asks),
+// and, for a minted link, the reconnect value the stored grant was
+// written for — the Grant phase publishes it too, but only after the
+// link is shown, and a link opened in between would start a reconnect
+// the callback then refuses.
 func (p *Phases[T]) publishConnect(ctx context.Context, obj T, run *runner.Run, link oauth.ConnectLink) error {
 	st := obj.GetOAuthConnect()
 	st.ConnectSecretName, st.ConnectTokenHash = link.Name, capability.Hash(link.Token)
@@ -190,7 +194,16 @@ func (p *Phases[T]) publishConnect(ctx context.Context, obj T, run *runner.Run, 
 	if !link.Minted && st.ClientID != "" && !run.Requested {
 		return nil
 	}
-	clientKey, _ := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
+	clientKey, tokenKey := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
+	if link.Minted {
+		var tok corev1.Secret
+		switch err := p.Client.Get(ctx, tokenKey, &tok); {
+		case err == nil:
+			st.ReconnectedFor = tok.Annotations[v1alpha1.ReconnectedForAnnotation]
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("read OAuth token Secret %s: %w", tokenKey, err)
+		}
+	}
 	var sec corev1.Secret
 	err := p.Client.Get(ctx, clientKey, &sec)
 	switch {
