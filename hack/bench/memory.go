@@ -162,8 +162,11 @@ func (p memProcs) profile(dir string, objects int) error {
 		}
 		b, err := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s heap profile: %d %v", name, resp.StatusCode, err)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s heap profile: %w", name, err)
+		case resp.StatusCode != http.StatusOK:
+			return fmt.Errorf("%s heap profile: HTTP %d", name, resp.StatusCode)
 		}
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", name, objects)), b, 0o644); err != nil {
 			return err
