@@ -375,6 +375,7 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	// The channels are being stopped: the next one opened (on resume)
 	// is the first again.
 	r.opened.Delete(obj.UID)
+	r.synced.Delete(obj.UID)
 	st := &obj.Status
 	if st.Channel == nil && st.PreviousChannel == nil {
 		return runner.Continue()

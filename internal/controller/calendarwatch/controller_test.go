@@ -807,3 +807,40 @@ func TestAReconcileOnACopyOlderThanTheOpenedChannelOpensNoOther(t *testing.T) {
 		t.Fatalf("after the cache caught up: %d events.watch calls, open channels %+v", box.Calls(sandbox.CalendarEventsWatch)-watches, open)
 	}
 }
+
+// A reconcile that reads the watch before the cache shows the notification
+// the last one synced for (the sync's cursor write queues it at once)
+// lists the calendar no second time, and keeps the status's record; a
+// newer notification on that copy is synced.
+func TestAReconcileOnACopyOlderThanTheSyncedNotificationSyncsNoMore(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reconcile(t)
+	f.notify(t, 5)
+	// The copy a lagging cache holds: the notification recorded, the
+	// status not yet saying it was handled.
+	before := f.watch(t)
+	f.reconcile(t)
+	synced := f.watch(t).Status.LastNotification
+	if synced == nil || synced.MessageNumber != 5 {
+		t.Fatalf("the notification was not handled: %+v", synced)
+	}
+	lists := box.Calls(sandbox.CalendarEventsList)
+
+	f.r.Client = staleReads{Client: env.Client, stale: before}
+	f.run = f.r.Runner()
+	f.reconcile(t)
+	if got := box.Calls(sandbox.CalendarEventsList) - lists; got != 0 {
+		t.Fatalf("a reconcile on a copy from before the sync listed the calendar %d more times", got)
+	}
+	if w := f.watch(t); w.Status.LastNotification == nil || w.Status.LastNotification.MessageNumber != 5 {
+		t.Fatalf("the record was lost: %+v", w.Status.LastNotification)
+	}
+
+	// A newer notification is synced, whatever the copy.
+	metav1.SetMetaDataAnnotation(&before.ObjectMeta, v1alpha1.CalendarNotificationAnnotation,
+		calendarpush.Notification{ChannelID: before.Status.Channel.ID, MessageNumber: 6, State: "exists"}.String())
+	f.reconcile(t)
+	if got := box.Calls(sandbox.CalendarEventsList) - lists; got != 1 {
+		t.Fatalf("a newer notification listed the calendar %d times, want 1", got)
+	}
+}

@@ -88,6 +88,11 @@ type Reconciler struct {
 	// (channelSeen): a reconcile on a copy older than that must not open
 	// another.
 	opened sync.Map
+	// synced holds, per watch UID, the last notification this manager
+	// synced for, until the informer cache shows it handled in status
+	// (notificationSynced): a reconcile on an older copy (the sync's own
+	// cursor write queues one at once) must not sync for it again.
+	synced sync.Map
 }
 
 // Runner builds the reconcile runner.
