@@ -52,17 +52,19 @@ func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 		return fmt.Errorf("OAuth callback answered %d", code)
 	}
 	fmt.Println("    callback answered 200: \"Connected to Demo Lab\" (the token Secret demo/notion-token now holds the grant)")
-	// The link works once: the callback deleted its token. The connect
-	// route may still start a flow with it until the controller publishes
-	// the next token's hash; the callback refuses that flow all the same.
+	// The link works once: the callback deleted its token. Until the
+	// controller publishes the next token's hash the connect route still
+	// knows the old one: it answers 409 (the grant works and is not
+	// replaced), or starts a flow that the callback refuses (403); after,
+	// the route refuses the link itself (403).
 	code, body, reached, err = follow(link, false)
 	switch {
 	case err != nil:
 		return err
-	case !reached || code != http.StatusForbidden:
-		return fmt.Errorf("the used connect link answered %d, want 403: %s", code, body)
+	case !reached || code != http.StatusForbidden && code != http.StatusConflict:
+		return fmt.Errorf("the used connect link answered %d, want 403 or 409: %s", code, body)
 	}
-	fmt.Println("    the used link now answers 403 (the manager mints a new one in the Secret)")
+	fmt.Printf("    the used link is refused (%d); the manager mints a new one in the Secret\n", code)
 	ni, err := d.waitIntegration(ctx)
 	if err != nil {
 		return err
