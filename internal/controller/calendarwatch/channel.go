@@ -185,12 +185,7 @@ const cacheLagWait = time.Second
 // first one open at Google, and refuse its pushes as stopped. Such a
 // reconcile opens nothing and looks again shortly.
 func (r *Reconciler) channelSeen(obj *v1alpha1.CalendarWatch, run *runner.Run) bool {
-	v, ok := r.opened.Load(obj.UID)
-	if !ok {
-		return true
-	}
-	if calendarpush.ChannelSequence(obj.Status.Channel) >= v.(int64) {
-		r.opened.CompareAndDelete(obj.UID, v)
+	if _, ahead := r.opened.Ahead(obj.UID, func(seq int64) bool { return calendarpush.ChannelSequence(obj.Status.Channel) >= seq }); !ahead {
 		return true
 	}
 	run.RequeueAt(run.Now.Add(cacheLagWait))
@@ -294,7 +289,7 @@ func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWa
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
-	r.opened.Store(obj.UID, calendarpush.ChannelSequence(st.Channel))
+	r.opened.Remember(obj.UID, calendarpush.ChannelSequence(st.Channel))
 	run.RequeueAt(renewStart(st.Channel, obj.Spec.Channel.RenewBefore.Duration))
 	return runner.Continue()
 }
@@ -374,8 +369,8 @@ func (r *Reconciler) suspend(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
 	// The channels are being stopped: the next one opened (on resume)
 	// is the first again.
-	r.opened.Delete(obj.UID)
-	r.synced.Delete(obj.UID)
+	r.opened.Forget(obj.UID)
+	r.synced.Forget(obj.UID)
 	st := &obj.Status
 	if st.Channel == nil && st.PreviousChannel == nil {
 		return runner.Continue()

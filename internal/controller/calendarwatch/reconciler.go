@@ -21,7 +21,6 @@ package calendarwatch
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,16 +82,15 @@ type Reconciler struct {
 	Workers int
 
 	grant *grant.Phases[*v1alpha1.CalendarWatch]
-	// opened holds, per watch UID, the sequence of the channel this
-	// manager last opened, until the informer cache shows it in status
-	// (channelSeen): a reconcile on a copy older than that must not open
-	// another.
-	opened sync.Map
-	// synced holds, per watch UID, the last notification this manager
-	// synced for, until the informer cache shows it handled in status
-	// (notificationSynced): a reconcile on an older copy (the sync's own
-	// cursor write queues one at once) must not sync for it again.
-	synced sync.Map
+	// opened is the sequence of the channel this manager last opened for
+	// a watch, until the cache shows it in status (channelSeen): a
+	// reconcile on a copy older than that must not open another.
+	opened runner.Written[int64]
+	// synced is the last notification this manager synced a watch for,
+	// until the cache shows it handled in status (notificationSynced): a
+	// reconcile on an older copy (the sync's own cursor write queues one
+	// at once) must not sync for it again.
+	synced runner.Written[v1alpha1.NotificationStatus]
 }
 
 // Runner builds the reconcile runner.

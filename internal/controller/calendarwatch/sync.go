@@ -55,16 +55,11 @@ func pendingNotification(obj *v1alpha1.CalendarWatch) (calendarpush.Notification
 // is given the record the sync wrote, so that the status write of this
 // reconcile keeps it. The memory is dropped once the cache shows it.
 func (r *Reconciler) notificationSynced(obj *v1alpha1.CalendarWatch, note calendarpush.Notification) bool {
-	v, ok := r.synced.Load(obj.UID)
-	if !ok {
-		return false
-	}
-	done := v.(v1alpha1.NotificationStatus)
-	if last := obj.Status.LastNotification; last != nil && last.ChannelID == done.ChannelID && last.MessageNumber >= done.MessageNumber {
-		r.synced.CompareAndDelete(obj.UID, v)
-		return false
-	}
-	if done.ChannelID != note.ChannelID || done.MessageNumber < note.MessageNumber {
+	done, ahead := r.synced.Ahead(obj.UID, func(done v1alpha1.NotificationStatus) bool {
+		last := obj.Status.LastNotification
+		return last != nil && last.ChannelID == done.ChannelID && last.MessageNumber >= done.MessageNumber
+	})
+	if !ahead || done.ChannelID != note.ChannelID || done.MessageNumber < note.MessageNumber {
 		return false
 	}
 	obj.Status.LastNotification = done.DeepCopy()
@@ -109,7 +104,7 @@ func (r *Reconciler) sync(ctx context.Context, obj *v1alpha1.CalendarWatch, run 
 	if notified {
 		st.LastNotification = &v1alpha1.NotificationStatus{ChannelID: note.ChannelID, MessageNumber: note.MessageNumber, ResourceState: note.State, ReceivedAt: &now}
 		st.Notifications++
-		r.synced.Store(obj.UID, *st.LastNotification)
+		r.synced.Remember(obj.UID, *st.LastNotification)
 	}
 	msg := fmt.Sprintf("%d changed events, %d cancelled", res.changed, len(res.cancelled))
 	if res.full {
