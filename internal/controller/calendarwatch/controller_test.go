@@ -40,6 +40,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 func TestFirstReconcileOpensAChannelAndKeepsTokensInTheSecret(t *testing.T) {
@@ -758,21 +759,6 @@ func TestEventIDLabelValuesAreValidLabelValues(t *testing.T) {
 	}
 }
 
-// staleReads answers Gets of CalendarWatches with a copy older than the
-// API server's, as an informer cache lagging behind a status write does.
-type staleReads struct {
-	client.Client
-	stale *v1alpha1.CalendarWatch
-}
-
-func (s staleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if w, ok := obj.(*v1alpha1.CalendarWatch); ok && key == client.ObjectKeyFromObject(s.stale) {
-		s.stale.DeepCopyInto(w)
-		return nil
-	}
-	return s.Client.Get(ctx, key, obj, opts...)
-}
-
 // A reconcile that reads the watch before the cache shows the channel the
 // last one opened (the channel Secret's own event queues it at once) opens
 // no second channel: one would stay open at Google, its pushes refused as
@@ -787,7 +773,7 @@ func TestAReconcileOnACopyOlderThanTheOpenedChannelOpensNoOther(t *testing.T) {
 	opened := f.watch(t).Status.Channel
 	watches := box.Calls(sandbox.CalendarEventsWatch)
 
-	f.r.Client = staleReads{Client: env.Client, stale: before}
+	f.r.Client = testenv.StaleReads{Client: env.Client, Stale: before}
 	f.run = f.r.Runner()
 	res := f.reconcile(t)
 	if got := box.Calls(sandbox.CalendarEventsWatch) - watches; got != 0 {
@@ -826,7 +812,7 @@ func TestAReconcileOnACopyOlderThanTheSyncedNotificationSyncsNoMore(t *testing.T
 	}
 	lists := box.Calls(sandbox.CalendarEventsList)
 
-	f.r.Client = staleReads{Client: env.Client, stale: before}
+	f.r.Client = testenv.StaleReads{Client: env.Client, Stale: before}
 	f.run = f.r.Runner()
 	f.reconcile(t)
 	if got := box.Calls(sandbox.CalendarEventsList) - lists; got != 0 {

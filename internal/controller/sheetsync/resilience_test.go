@@ -37,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
@@ -324,20 +325,12 @@ func (f *fixture) syncsOf(t *testing.T) []v1alpha1.SheetSync {
 // cache of a manager that has not seen the last writes yet (a new leader,
 // a slow informer): pending, in the connection's pending index.
 type staleCache struct {
-	client.Client
+	testenv.StaleReads
 	stale *v1alpha1.SheetSync
 }
 
-func (s staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if o, ok := obj.(*v1alpha1.SheetSync); ok && key == client.ObjectKeyFromObject(s.stale) {
-		s.stale.DeepCopyInto(o)
-		return nil
-	}
-	return s.Client.Get(ctx, key, obj, opts...)
-}
-
 func (s staleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := s.Client.List(ctx, list, opts...); err != nil {
+	if err := s.StaleReads.List(ctx, list, opts...); err != nil {
 		return err
 	}
 	if l, ok := list.(*v1alpha1.SheetSyncList); ok {
@@ -361,7 +354,7 @@ func TestAStaleCopyOfAnAppendedSessionIsNotAppendedAgain(t *testing.T) {
 		t.Fatalf("not appended: %+v", s.Status)
 	}
 	appends := box.Calls(sandbox.SheetsValuesAppend)
-	other := (&sheetsync.Reconciler{Client: staleCache{Client: cached, stale: stale}, OAuth: f.engine, Sheets: sheets, Recorder: f.rec,
+	other := (&sheetsync.Reconciler{Client: staleCache{StaleReads: testenv.StaleReads{Client: cached, Stale: stale}, stale: stale}, OAuth: f.engine, Sheets: sheets, Recorder: f.rec,
 		Clock: f.clock, Connections: f.reports}).Runner()
 	f.clock.Step(sheetsync.Pace)
 	res, err := other.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: f.ns, Name: name}})
