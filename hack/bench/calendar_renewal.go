@@ -80,13 +80,7 @@ func (l *renewalLog) update(_, obj any) {
 // waitAll waits until got (renewed or touched) has every watch of the
 // plan, polling every 20 ms until the plan's deadline.
 func (l *renewalLog) waitAll(ctx context.Context, p *renewalPlan, got map[string]time.Time, what string) error {
-	n := 0
-	if poll.Until(ctx, "", 20*time.Millisecond, time.Until(p.deadline), func() (bool, error) {
-		l.mu.Lock()
-		n = len(got)
-		l.mu.Unlock()
-		return n >= len(p.due), nil
-	}) != nil {
+	if n, err := waitLogged(ctx, &l.mu, got, len(p.due), p.deadline); err != nil {
 		return fmt.Errorf("%d of %d %s after %s", n, len(p.due), what, time.Since(p.firstDue).Round(time.Second))
 	}
 	return nil

@@ -240,14 +240,12 @@ func benchIntegration(ctx context.Context, c client.Client, ns string, notionEmu
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return nil, err
 	}
-	for name, data := range map[string]map[string]string{
+	if err := createSecrets(ctx, c, ns, map[string]map[string]string{
 		"notion-client":  {"client_id": "bench-client", "client_secret": "bench-secret"},
 		"notion-webhook": {"token": "bench-webhook-token-0123456789"},
 		"notion-token":   {"refresh_token": notionEmu.IssueRefreshToken("bench-client", ws)},
-	} {
-		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
-			return nil, err
-		}
+	}); err != nil {
+		return nil, err
 	}
 	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns}}
 	ni.Spec.OAuth.ClientSecretRef.Name, ni.Spec.OAuth.TokenSecretRef.Name, ni.Spec.WebhookSecretRef.Name = "notion-client", "notion-token", "notion-webhook"

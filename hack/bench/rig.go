@@ -23,6 +23,8 @@ import (
 	"net/http/httptest"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -151,4 +153,14 @@ func startNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notion
 		return nil, err
 	}
 	return r, r.start(ctx)
+}
+
+// createSecrets creates the Secrets of data (name → string data) in ns.
+func createSecrets(ctx context.Context, c client.Client, ns string, data map[string]map[string]string) error {
+	for name, d := range data {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: d}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

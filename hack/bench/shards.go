@@ -31,7 +31,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
-	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )
 
@@ -127,7 +126,9 @@ func shardPhase(ctx context.Context, env *envtest.Environment, c client.Client, 
 		}); err != nil {
 			return err
 		}
-		return waitAllReady(ctx, c, ns, n)
+		// Every half second: at thousands of stocks, lists every 50 ms
+		// would be most of the API server's load.
+		return waitReady(ctx, c, ns, n, 500*time.Millisecond)
 	})
 	if err != nil {
 		return r, err
@@ -137,28 +138,4 @@ func shardPhase(ctx context.Context, env *envtest.Environment, c client.Client, 
 		r.fetches = append(r.fetches, boxes[i].Calls(sandbox.SpeakerDeckOEmbed))
 	}
 	return r, nil
-}
-
-// waitAllReady lists ns's stocks from the API server every half second,
-// in pages, until n are Ready: at thousands of stocks, waitReady's 50 ms
-// lists would be most of the API server's load.
-func waitAllReady(ctx context.Context, c client.Client, ns string, n int) error {
-	return poll.Until(ctx, "", 500*time.Millisecond, 10*time.Minute, func() (bool, error) {
-		ready, next := 0, ""
-		for {
-			var list v1alpha1.SlideStockList
-			if err := c.List(ctx, &list, client.InNamespace(ns), client.Limit(2000), client.Continue(next)); err != nil {
-				return false, poll.Stop(err)
-			}
-			for i := range list.Items {
-				if list.Items[i].Status.Phase == v1alpha1.SlideReady {
-					ready++
-				}
-			}
-			if next = list.Continue; next == "" {
-				break
-			}
-		}
-		return ready == n, fmt.Errorf("%d of %d Ready", ready, n)
-	})
 }

@@ -118,7 +118,7 @@ func (r *slideRun) measure(ctx context.Context, c client.Client, mgr *local.Proc
 			return err
 		}
 		createsDone = time.Now()
-		return waitReady(ctx, c, "bench-controller", o.n)
+		return waitReady(ctx, c, "bench-controller", o.n, 50*time.Millisecond)
 	})
 	r.lag = time.Since(createsDone)
 	if err != nil {
@@ -158,7 +158,7 @@ func moreStocks(ctx context.Context, c client.Client, mgr *local.Process, o slid
 		if err := createAll(ctx, c, "bench-more", o.m-o.n, o.creators, false); err != nil {
 			return err
 		}
-		return waitReady(ctx, c, "bench-more", o.m-o.n)
+		return waitReady(ctx, c, "bench-more", o.m-o.n, 50*time.Millisecond)
 	})
 	if err != nil {
 		return fmt.Errorf("%d stocks: %w", o.m, err)
@@ -190,16 +190,23 @@ func createAll(ctx context.Context, c client.Client, ns string, count, creators 
 	})
 }
 
-func waitReady(ctx context.Context, c client.Client, ns string, count int) error {
-	return poll.Until(ctx, "", 50*time.Millisecond, 10*time.Minute, func() (bool, error) {
-		var list v1alpha1.SlideStockList
-		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return false, poll.Stop(err)
-		}
-		ready := 0
-		for i := range list.Items {
-			if list.Items[i].Status.Phase == v1alpha1.SlideReady {
-				ready++
+// waitReady polls, every every, until count SlideStocks in ns are Ready,
+// listing them 2,000 at a time.
+func waitReady(ctx context.Context, c client.Client, ns string, count int, every time.Duration) error {
+	return poll.Until(ctx, "", every, 10*time.Minute, func() (bool, error) {
+		ready, next := 0, ""
+		for {
+			var list v1alpha1.SlideStockList
+			if err := c.List(ctx, &list, client.InNamespace(ns), client.Limit(2000), client.Continue(next)); err != nil {
+				return false, poll.Stop(err)
+			}
+			for i := range list.Items {
+				if list.Items[i].Status.Phase == v1alpha1.SlideReady {
+					ready++
+				}
+			}
+			if next = list.Continue; next == "" {
+				break
 			}
 		}
 		return ready == count, fmt.Errorf("%d of %d Ready", ready, count)

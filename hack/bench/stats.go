@@ -17,10 +17,13 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 )
 
 // drive sends count requests from `clients` goroutines; do reports whether
@@ -91,4 +94,18 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// waitLogged polls every 20 ms, until deadline, until got (a map an
+// informer handler fills under mu) holds n entries; it answers how many
+// it holds.
+func waitLogged(ctx context.Context, mu *sync.Mutex, got map[string]time.Time, n int, deadline time.Time) (int, error) {
+	seen := 0
+	err := poll.Until(ctx, "", 20*time.Millisecond, time.Until(deadline), func() (bool, error) {
+		mu.Lock()
+		seen = len(got)
+		mu.Unlock()
+		return seen >= n, nil
+	})
+	return seen, err
 }

@@ -250,16 +250,6 @@ func startSheetsTokens(ctx context.Context, cfg *rest.Config, workers int) (*tok
 	return k, r.start(ctx)
 }
 
-// createSecrets creates the Secrets of data (name → string data) in ns.
-func createSecrets(ctx context.Context, c client.Client, ns string, data map[string]map[string]string) error {
-	for name, d := range data {
-		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: d}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // issuedToken is what a token endpoint answered a refresh: the new access
 // token, the refresh token when it rotated one, and the lifetime the
 // engine gives the access token (Google's expires_in, or the lifetime

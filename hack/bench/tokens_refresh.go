@@ -247,13 +247,7 @@ func (l *tokenLog) waitConnected(ctx context.Context, n int, deadline time.Time)
 
 // waitAll waits until got holds n entries, until deadline.
 func (l *tokenLog) waitAll(ctx context.Context, got map[string]time.Time, n int, deadline time.Time, what string) error {
-	seen := 0
-	if poll.Until(ctx, "", 20*time.Millisecond, time.Until(deadline), func() (bool, error) {
-		l.mu.Lock()
-		seen = len(got)
-		l.mu.Unlock()
-		return seen >= n, nil
-	}) != nil {
+	if seen, err := waitLogged(ctx, &l.mu, got, n, deadline); err != nil {
 		return fmt.Errorf("%d of %d %s by %s", seen, n, what, deadline.Format(time.TimeOnly))
 	}
 	return nil
