@@ -23,6 +23,7 @@ limitations under the License.
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,6 +147,10 @@ type Runner[T Object] struct {
 	// (CalendarWatch: 1, 2, 4, 8, 16 s, then the backup sync interval,
 	// seed 002 "Sync Errors"). Without it the schedule goes on doubling.
 	Exhausted func(T) time.Duration
+	// ShutdownGrace is how long a reconcile in flight goes on once the
+	// manager stops (DefaultShutdownGrace when 0): phases see Stopping,
+	// and their context is cancelled only after it.
+	ShutdownGrace time.Duration
 
 	failures sync.Map // types.NamespacedName → int: consecutive Transient outcomes
 }
@@ -153,6 +158,8 @@ type Runner[T Object] struct {
 // Reconcile is the dispatcher: get, patch status once, delete or suspend
 // or the phases.
 func (r *Runner[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	ctx, finished := outliving(ctx, cmp.Or(r.ShutdownGrace, DefaultShutdownGrace))
+	defer finished()
 	obj := r.New()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		r.failures.Delete(req.NamespacedName)

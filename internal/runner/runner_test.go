@@ -437,3 +437,69 @@ func newStockIn(t *testing.T, key types.NamespacedName) {
 		t.Fatal(err)
 	}
 }
+
+// A manager that stops cancels its reconciles' context; a reconcile in
+// flight sees Stopping, finishes the call it is in and writes its status
+// on a context that is cancelled only after the grace.
+func TestAReconcileInFlightWhenTheManagerStopsWritesWhatItDid(t *testing.T) {
+	key := newStock(t, false)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	mgr, stop := context.WithCancel(context.Background())
+	var stoppingBefore, stoppingAfter bool
+	var errAfter error
+	graceEnded := make(chan error, 1)
+	r := newRunner(clk, func(ctx context.Context, s *v1alpha1.SlideStock, _ *runner.Run) runner.Outcome {
+		stoppingBefore = runner.Stopping(ctx)
+		stop() // the manager stops while this phase is in its upstream call
+		stoppingAfter, errAfter = runner.Stopping(ctx), ctx.Err()
+		s.Status.Title = "fetched before the stop"
+		go func() { <-ctx.Done(); graceEnded <- ctx.Err() }()
+		return runner.Continue()
+	})
+	r.ShutdownGrace = 50 * time.Millisecond
+	if _, err := r.Reconcile(mgr, ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatalf("the status write after the stop: %v", err)
+	}
+	if stoppingBefore || !stoppingAfter || errAfter != nil {
+		t.Fatalf("Stopping %v before and %v after the stop, ctx.Err() %v after it: want false, true, nil", stoppingBefore, stoppingAfter, errAfter)
+	}
+	if got := get(t, key).Status.Title; got != "fetched before the stop" {
+		t.Fatalf("status title %q: what the phase did was not written", got)
+	}
+	// The phase's context ends no later than its reconcile (or the grace).
+	select {
+	case err := <-graceEnded:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the phase's context ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the phase's context outlived its reconcile")
+	}
+	// Without a stop, Stopping is false and nothing is cancelled early.
+	if runner.Stopping(context.Background()) {
+		t.Fatal("Stopping on a live context")
+	}
+}
+
+// The grace bounds a reconcile that does not finish: its context is
+// cancelled once the grace is spent after the stop.
+func TestTheShutdownGraceEndsAReconcileThatDoesNotFinish(t *testing.T) {
+	key := newStock(t, false)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	mgr, stop := context.WithCancel(context.Background())
+	var ended error
+	r := newRunner(clk, func(ctx context.Context, _ *v1alpha1.SlideStock, _ *runner.Run) runner.Outcome {
+		stop()
+		select {
+		case <-ctx.Done(): // a hung upstream call, cut by the grace
+			ended = ctx.Err()
+		case <-time.After(time.Minute):
+		}
+		return runner.Continue()
+	})
+	r.ShutdownGrace = 20 * time.Millisecond
+	_, _ = r.Reconcile(mgr, ctrl.Request{NamespacedName: key})
+	if !errors.Is(ended, context.Canceled) {
+		t.Fatalf("a phase hung past the grace ended with %v, want its context cancelled", ended)
+	}
+}

@@ -83,6 +83,11 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 		return runner.Wait(BatchBusy)
 	}
 	defer st.mu.Unlock()
+	if runner.Stopping(ctx) {
+		// No batch starts while the manager stops: the next leader takes
+		// these children as they are.
+		return runner.Wait(BatchBusy)
+	}
 	if wait := st.next.Sub(run.Now); wait > 0 {
 		// The parent's pace: its status is left as it is, as when the
 		// batch is busy (a new child shows no phase until its batch, a

@@ -142,9 +142,11 @@ func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
 		case unknown[ps.Spec.ArxivID] || !ok:
 			ps.Status.Attempts++
 			b.fail(ctx, ps, v1alpha1.PaperNotFoundReason, "PaperNotFound", fmt.Errorf("arXiv has no paper %s", ps.Spec.ArxivID))
-		case throttled:
-			// Notion throttled this integration: the rest of the batch waits
-			// for the next try, without an attempt counted.
+		case throttled || runner.Stopping(ctx):
+			// Notion throttled this integration, or the manager is stopping:
+			// the rest of the batch waits for the next try (the next
+			// leader's), without an attempt counted. The pages already
+			// written are recorded: the batcher's write outlives the stop.
 		default:
 			throttled = b.update(ctx, ps, paper)
 		}

@@ -19,6 +19,7 @@ package papersync
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
@@ -62,9 +64,14 @@ type fakeNotion struct {
 	pages  []string
 }
 
-func (f *fakeNotion) UpdatePaper(_ context.Context, _, pageID string, _ notion.Paper) error {
+func (f *fakeNotion) UpdatePaper(ctx context.Context, _, pageID string, _ notion.Paper) error {
 	f.pages = append(f.pages, pageID)
-	return f.update(pageID)
+	if err := f.update(pageID); err != nil {
+		return err
+	}
+	// The page is written; a context cancelled meanwhile loses the answer,
+	// as the real client's would.
+	return ctx.Err()
 }
 
 type fixture struct {
@@ -295,5 +302,45 @@ func TestAFinishedSyncIsDeletedAfterItsRetention(t *testing.T) {
 	}
 	if err := f.c.Get(context.Background(), client.ObjectKeyFromObject(f.syncs[0]), &v1alpha1.PaperSync{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Fatalf("the sync is still there (%v)", err)
+	}
+}
+
+// A manager stopping (a helm upgrade, a drain) in the middle of a batch:
+// the page being written is finished and recorded, the pages not yet
+// started are left to the next leader, and no page is written twice.
+func TestABatchInFlightWhenTheManagerStopsRecordsThePagesItWrote(t *testing.T) {
+	f := newFixture(t, "2301.00001", "2301.00002", "2301.00003", "2301.00004")
+	mgr, stop := context.WithCancel(context.Background())
+	f.notion.update = func(page string) error {
+		if page == "page-1" {
+			stop() // SIGTERM while page-1's request is on its way
+		}
+		return nil
+	}
+	r := f.r.Runner()
+	if _, err := r.Reconcile(mgr, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(f.syncs[0])}); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	if got := strings.Join(f.notion.pages, ","); got != "page-0,page-1" {
+		t.Fatalf("pages written %s, want page-0,page-1 (the one in flight finished, none started after the stop)", got)
+	}
+	for i := range 2 {
+		if ps := f.sync(t, i); ps.Status.Phase != v1alpha1.SyncSucceeded || ps.Status.Attempts != 1 {
+			t.Fatalf("sync %d: %s after %d attempts, want Succeeded after 1: its page is written", i, ps.Status.Phase, ps.Status.Attempts)
+		}
+	}
+	for i := 2; i < 4; i++ {
+		if ps := f.sync(t, i); ps.Status.CompletedAt != nil || ps.Status.Attempts != 0 {
+			t.Fatalf("sync %d: %s after %d attempts, want it left pending with no attempt counted", i, ps.Status.Phase, ps.Status.Attempts)
+		}
+	}
+	// The next leader syncs what is left, and only that.
+	f.notion.update = func(string) error { return nil }
+	f.notion.pages = nil
+	if _, err := f.r.Runner().Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(f.syncs[2])}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.notion.pages, ","); got != "page-2,page-3" {
+		t.Fatalf("the next leader wrote %s, want page-2,page-3", got)
 	}
 }
