@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -60,9 +62,9 @@ const (
 )
 
 // Binary is which of the two binaries reads an index: each registers only
-// its own, since an index costs two sets per distinct value in every
-// cache that holds the kind, and registering one makes the cache hold
-// its kind at all (the webhook reads no PaperSync or SheetSync).
+// its own, since an index costs a set per distinct value in every cache
+// that holds the kind, and registering one makes the cache hold its kind
+// at all (the webhook reads no PaperSync or SheetSync).
 type Binary int
 
 const (
@@ -132,8 +134,25 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 	return RegisterFor(ctx, indexer, Both)
 }
 
-// RegisterFor adds the indexes that binary reads to a cache.
+// RegisterFor adds the indexes that binary reads to a cache (a manager's
+// or a cluster's GetFieldIndexer(), which is its informer cache).
+//
+// Each index holds one key per value, in the form its readers ask:
+// controller-runtime's IndexField stores two (the value in the object's
+// namespace, and across all namespaces), and each is a set in every
+// cache that holds the kind — about 30 MB of the manager's heap at 70,000
+// objects. The manager's lookups are all in one namespace (a parent's
+// children, the objects naming a Secret); the webhook's are all across
+// namespaces (a request's path or channel finds its object wherever it
+// is). The keys are controller-runtime's ("<namespace>/<value>",
+// "__all_namespaces/<value>"), so client.MatchingFields reads them.
 func RegisterFor(ctx context.Context, indexer client.FieldIndexer, binary Binary) error {
+	informers, ok := indexer.(interface {
+		GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error)
+	})
+	if !ok {
+		return fmt.Errorf("index: %T is not an informer cache", indexer)
+	}
 	all := make([]field, 0, len(fields)+len(oauthKinds))
 	all = append(all, fields...)
 	for _, obj := range oauthKinds {
@@ -143,11 +162,44 @@ func RegisterFor(ctx context.Context, indexer client.FieldIndexer, binary Binary
 		if f.by&binary == 0 {
 			continue
 		}
-		if err := indexer.IndexField(ctx, f.obj, f.name, f.extract); err != nil {
+		inf, err := informers.GetInformer(ctx, f.obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return fmt.Errorf("index %T by %s: %w", f.obj, f.name, err)
+		}
+		if err := inf.AddIndexers(toolscache.Indexers{fieldIndexName(f.name): f.keys()}); err != nil {
 			return fmt.Errorf("index %T by %s: %w", f.obj, f.name, err)
 		}
 	}
 	return nil
+}
+
+// allNamespaces is controller-runtime's namespace part of an index key
+// read across namespaces (client.MatchingFields without InNamespace).
+const allNamespaces = "__all_namespaces"
+
+// fieldIndexName is controller-runtime's name of a field's index.
+func fieldIndexName(field string) string { return "field:" + field }
+
+// keys is the informer index function of f: each value as the binary that
+// reads f asks for it, in the object's namespace (the manager's) or
+// across namespaces (the webhook's).
+func (f field) keys() toolscache.IndexFunc {
+	return func(raw any) ([]string, error) {
+		obj, ok := raw.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("index %s: %T is not an object", f.name, raw)
+		}
+		ns := obj.GetNamespace()
+		if f.by == Webhook {
+			ns = allNamespaces
+		}
+		vals := f.extract(obj)
+		keys := make([]string, len(vals))
+		for i, v := range vals {
+			keys[i] = ns + "/" + v
+		}
+		return keys, nil
+	}
 }
 
 // Requests lists, from the cache, the objects of list's kind in namespace

@@ -19,10 +19,13 @@ package index_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,5 +187,50 @@ func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
 				t.Errorf("binary %d, index %s: registered %v, List error %v", binary, l.field, registered, err)
 			}
 		}
+	}
+}
+
+// Each index holds one key per value, in the form its reader asks for it:
+// the manager's in the object's namespace, the webhook's across
+// namespaces. controller-runtime's IndexField stored both, a set each.
+func TestAnIndexHoldsOneKeyPerValueInTheFormItsReaderAsks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, c := indexedCache(ctx, t, "index-keys")
+	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "n", Namespace: ns}}
+	ni.Spec.OAuth.ClientSecretRef.Name = "c"
+	ni.Spec.OAuth.TokenSecretRef.Name = "token-" + ns
+	ni.Spec.WebhookSecretRef.Name = "w"
+	if err := env.Client.Create(ctx, ni); err != nil {
+		t.Fatal(err)
+	}
+	ni.Status.WebhookPath = "/notion/webhook/" + ns
+	if err := env.Client.Status().Update(ctx, ni); err != nil {
+		t.Fatal(err)
+	}
+	inf, err := c.GetInformer(ctx, &v1alpha1.NotionIntegration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexer := inf.(toolscache.SharedIndexInformer).GetIndexer()
+	keysOf := func(field, value string) []string {
+		var out []string
+		for _, k := range indexer.ListIndexFuncValues("field:" + field) {
+			if strings.HasSuffix(k, "/"+value) {
+				out = append(out, k)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	testenv.EventuallyReport(t, 10*time.Second, "the index keys of n", func() (bool, string) {
+		secret, path := keysOf(index.OAuthSecrets, ni.Spec.OAuth.TokenSecretRef.Name), keysOf(index.NotionWebhookPath, ni.Status.WebhookPath)
+		return len(secret) > 0 && len(path) > 0, fmt.Sprintf("token Secret keys %v, path keys %v", secret, path)
+	})
+	if got, want := keysOf(index.OAuthSecrets, ni.Spec.OAuth.TokenSecretRef.Name), []string{ns + "/" + ni.Spec.OAuth.TokenSecretRef.Name}; !slices.Equal(got, want) {
+		t.Errorf("the manager's token Secret index holds %v, want only %v", got, want)
+	}
+	if got, want := keysOf(index.NotionWebhookPath, ni.Status.WebhookPath), []string{"__all_namespaces/" + ni.Status.WebhookPath}; !slices.Equal(got, want) {
+		t.Errorf("the webhook's path index holds %v, want only %v", got, want)
 	}
 }
