@@ -141,12 +141,8 @@ func pushWatch(r *http.Request, d Deps, p push) (*v1alpha1.CalendarWatch, int64,
 	if !ok {
 		return nil, 0, Errorf(http.StatusNotFound, "unknown channel")
 	}
-	// The cache's own copy, not a deep copy of it: the route only reads
-	// the watch (its record is a patch of its own object), and at
-	// thousands of pushes a second the copy was a fair share of the
-	// route's CPU, which the API server's needs.
 	var list v1alpha1.CalendarWatchList
-	if err := d.Client.List(r.Context(), &list, client.MatchingFields{index.CalendarWatchUID: string(uid)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := d.routed(r.Context(), &list, index.CalendarWatchUID, string(uid)); err != nil {
 		return nil, 0, err
 	}
 	if len(list.Items) != 1 {

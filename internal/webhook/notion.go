@@ -27,7 +27,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxivid"
@@ -99,7 +98,7 @@ type automationBody struct {
 func automation(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var list v1alpha1.NotionIntegrationList
-		if err := d.Client.List(r.Context(), &list, client.MatchingFields{index.NotionWebhookPath: r.URL.Path}); err != nil {
+		if err := d.routed(r.Context(), &list, index.NotionWebhookPath, r.URL.Path); err != nil {
 			return err
 		}
 		if len(list.Items) != 1 {

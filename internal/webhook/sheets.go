@@ -73,7 +73,7 @@ func ingest(d Deps) HandlerFunc {
 			return refused
 		}
 		var list v1alpha1.SheetConnectionList
-		if err := d.Client.List(r.Context(), &list, client.MatchingFields{index.SheetIngestPath: r.URL.Path}); err != nil {
+		if err := d.routed(r.Context(), &list, index.SheetIngestPath, r.URL.Path); err != nil {
 			return err
 		}
 		if len(list.Items) != 1 || !capability.Equal(timesheet.IngestPath(token, list.Items[0].Namespace, list.Items[0].Name), r.URL.Path) {
