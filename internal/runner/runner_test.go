@@ -444,12 +444,15 @@ func newStockIn(t *testing.T, key types.NamespacedName) {
 func TestAReconcileInFlightWhenTheManagerStopsWritesWhatItDid(t *testing.T) {
 	key := newStock(t, false)
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	mgr, stop := context.WithCancel(context.Background())
-	var stoppingBefore, stoppingAfter bool
+	deadline := time.Now().Add(time.Hour)
+	mgr, stop := context.WithDeadline(context.Background(), deadline)
+	var stoppingBefore, stoppingAfter, keptDeadline bool
 	var errAfter error
 	graceEnded := make(chan error, 1)
 	r := newRunner(clk, func(ctx context.Context, s *v1alpha1.SlideStock, _ *runner.Run) runner.Outcome {
 		stoppingBefore = runner.Stopping(ctx)
+		d, ok := ctx.Deadline()
+		keptDeadline = ok && d.Equal(deadline)
 		stop() // the manager stops while this phase is in its upstream call
 		stoppingAfter, errAfter = runner.Stopping(ctx), ctx.Err()
 		s.Status.Title = "fetched before the stop"
@@ -459,6 +462,9 @@ func TestAReconcileInFlightWhenTheManagerStopsWritesWhatItDid(t *testing.T) {
 	r.ShutdownGrace = 50 * time.Millisecond
 	if _, err := r.Reconcile(mgr, ctrl.Request{NamespacedName: key}); err != nil {
 		t.Fatalf("the status write after the stop: %v", err)
+	}
+	if !keptDeadline {
+		t.Error("the phase's context lost the reconcile's deadline")
 	}
 	if stoppingBefore || !stoppingAfter || errAfter != nil {
 		t.Fatalf("Stopping %v before and %v after the stop, ctx.Err() %v after it: want false, true, nil", stoppingBefore, stoppingAfter, errAfter)

@@ -37,9 +37,15 @@ const DefaultShutdownGrace = 10 * time.Second
 type stoppingKey struct{}
 
 // outliving is a context for one reconcile that is not cancelled when
-// ctx is, but grace after; Stopping on it reports whether ctx was.
+// ctx is, but grace after; Stopping on it reports whether ctx was. A
+// deadline of ctx (a reconcile timeout) is kept.
 func outliving(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
-	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	base, cancelDeadline := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		base, cancelDeadline = context.WithDeadline(base, d)
+	}
+	out, cancelOut := context.WithCancel(base)
+	cancel := func() { cancelOut(); cancelDeadline() }
 	out = context.WithValue(out, stoppingKey{}, ctx.Done())
 	stop := context.AfterFunc(ctx, func() {
 		t := time.AfterFunc(grace, cancel)
