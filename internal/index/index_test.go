@@ -75,7 +75,7 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 		if err := env.Client.Create(ctx, ni); err != nil {
 			t.Fatal(err)
 		}
-		ni.Status.WebhookPath = "/notion/webhook/" + ws
+		ni.Status.WebhookPath = "/notion/webhook/" + ns + "/" + ws // paths are looked up across namespaces
 		if err := env.Client.Status().Update(ctx, ni); err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 		if err := c.List(ctx, &bySecret, client.InNamespace(ns), client.MatchingFields{index.OAuthSecrets: "token-ws-b"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.List(ctx, &byPath, client.MatchingFields{index.NotionWebhookPath: "/notion/webhook/ws-b"}); err != nil {
+		if err := c.List(ctx, &byPath, client.MatchingFields{index.NotionWebhookPath: "/notion/webhook/" + ns + "/ws-b"}); err != nil {
 			t.Fatal(err)
 		}
 		if len(bySecret.Items) == 1 && bySecret.Items[0].Name == "n1" && len(byPath.Items) == 1 && byPath.Items[0].Name == "n1" {
