@@ -62,7 +62,7 @@ func main() {
 		fail(err, "cannot create manager")
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := index.RegisterFor(ctx, mgr.GetFieldIndexer(), index.Manager); err != nil {
+	if err := index.RegisterFor(ctx, mgr.GetCache(), index.Manager); err != nil {
 		fail(err, "cannot register field indexes")
 	}
 	out, err := outbound.New(opts.upstreams, outbound.Options{Timeout: opts.outboundTimeout, Registerer: ctrlmetrics.Registry,

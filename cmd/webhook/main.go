@@ -112,7 +112,7 @@ func (o *options) cluster(cfg *rest.Config) (cluster.Cluster, error) {
 // startCache registers the field indexes and starts the informer cache; a
 // cache that stops ends the process.
 func startCache(ctx context.Context, cl cluster.Cluster, log logr.Logger) error {
-	if err := index.RegisterFor(ctx, cl.GetFieldIndexer(), index.Webhook); err != nil {
+	if err := index.RegisterFor(ctx, cl.GetCache(), index.Webhook); err != nil {
 		return err
 	}
 	go func() {

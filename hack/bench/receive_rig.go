@@ -108,7 +108,7 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	if r.hook, err = ctrl.NewManager(cfg, opts()); err != nil {
 		return nil, err
 	}
-	if err := index.Register(ctx, r.hook.GetFieldIndexer()); err != nil {
+	if err := index.Register(ctx, r.hook.GetCache()); err != nil {
 		return nil, err
 	}
 	ln, hookURL, err := listenLoopback()

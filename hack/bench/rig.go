@@ -86,7 +86,7 @@ func newRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *a
 		Cache: setup.CacheOptions(scheme), Client: client.Options{Cache: ptr.To(setup.ClientOptions())},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err == nil {
-		err = index.Register(ctx, r.mgr.GetFieldIndexer())
+		err = index.Register(ctx, r.mgr.GetCache())
 	}
 	if err == nil {
 		r.ln, r.hookURL, err = listenLoopback()

@@ -128,14 +128,14 @@ var fields = []field{
 	}, Manager},
 }
 
-// Register adds every index to a cache (a manager's or a cluster's
-// GetFieldIndexer()): RegisterFor(Both).
-func Register(ctx context.Context, indexer client.FieldIndexer) error {
-	return RegisterFor(ctx, indexer, Both)
+// Register adds every index to an informer cache (a manager's or a
+// cluster's GetCache()): RegisterFor(Both).
+func Register(ctx context.Context, informers cache.Informers) error {
+	return RegisterFor(ctx, informers, Both)
 }
 
-// RegisterFor adds the indexes that binary reads to a cache (a manager's
-// or a cluster's GetFieldIndexer(), which is its informer cache).
+// RegisterFor adds the indexes that binary reads to an informer cache (a
+// manager's or a cluster's GetCache()), on the informers themselves.
 //
 // Each index holds one key per value, in the form its readers ask:
 // controller-runtime's IndexField stores two (the value in the object's
@@ -146,13 +146,7 @@ func Register(ctx context.Context, indexer client.FieldIndexer) error {
 // namespaces (a request's path or channel finds its object wherever it
 // is). The keys are controller-runtime's ("<namespace>/<value>",
 // "__all_namespaces/<value>"), so client.MatchingFields reads them.
-func RegisterFor(ctx context.Context, indexer client.FieldIndexer, binary Binary) error {
-	informers, ok := indexer.(interface {
-		GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error)
-	})
-	if !ok {
-		return fmt.Errorf("index: %T is not an informer cache", indexer)
-	}
+func RegisterFor(ctx context.Context, informers cache.Informers, binary Binary) error {
 	all := make([]field, 0, len(fields)+len(oauthKinds))
 	all = append(all, fields...)
 	for _, obj := range oauthKinds {

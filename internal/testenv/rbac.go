@@ -264,7 +264,7 @@ func WebhookManager(e *Env, cfg *rest.Config, own []string, opts ...func(*ctrl.O
 	if err != nil {
 		return nil, err
 	}
-	if err := index.RegisterFor(context.Background(), mgr.GetFieldIndexer(), index.Webhook); err != nil {
+	if err := index.RegisterFor(context.Background(), mgr.GetCache(), index.Webhook); err != nil {
 		return nil, err
 	}
 	return mgr, nil

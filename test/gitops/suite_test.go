@@ -103,7 +103,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		if err := index.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		if err := index.Register(ctx, mgr.GetCache()); err != nil {
 			return nil, err
 		}
 		hook := testenv.NewWebhook()

@@ -106,7 +106,7 @@ func startControllers(e *testenv.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
 		return err
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}

@@ -75,7 +75,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
-		if err := index.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
 			return nil, err
 		}
 		b := batcher(mgr.GetClient())
