@@ -324,18 +324,16 @@ func (f *fixture) syncsOf(t *testing.T) []v1alpha1.SheetSync {
 // staleCache answers for one SheetSync with a copy read earlier, as the
 // cache of a manager that has not seen the last writes yet (a new leader,
 // a slow informer): pending, in the connection's pending index.
-type staleCache struct {
-	testenv.StaleReads
-	stale *v1alpha1.SheetSync
-}
+type staleCache struct{ testenv.StaleReads }
 
 func (s staleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	if err := s.StaleReads.List(ctx, list, opts...); err != nil {
 		return err
 	}
 	if l, ok := list.(*v1alpha1.SheetSyncList); ok {
-		l.Items = slices.DeleteFunc(l.Items, func(s2 v1alpha1.SheetSync) bool { return s2.UID == s.stale.UID })
-		l.Items = append(l.Items, *s.stale.DeepCopy())
+		stale := s.Stale.(*v1alpha1.SheetSync)
+		l.Items = slices.DeleteFunc(l.Items, func(s2 v1alpha1.SheetSync) bool { return s2.UID == stale.UID })
+		l.Items = append(l.Items, *stale.DeepCopy())
 	}
 	return nil
 }
@@ -354,7 +352,7 @@ func TestAStaleCopyOfAnAppendedSessionIsNotAppendedAgain(t *testing.T) {
 		t.Fatalf("not appended: %+v", s.Status)
 	}
 	appends := box.Calls(sandbox.SheetsValuesAppend)
-	other := (&sheetsync.Reconciler{Client: staleCache{StaleReads: testenv.StaleReads{Client: cached, Stale: stale}, stale: stale}, OAuth: f.engine, Sheets: sheets, Recorder: f.rec,
+	other := (&sheetsync.Reconciler{Client: staleCache{testenv.StaleReads{Client: cached, Stale: stale}}, OAuth: f.engine, Sheets: sheets, Recorder: f.rec,
 		Clock: f.clock, Connections: f.reports}).Runner()
 	f.clock.Step(sheetsync.Pace)
 	res, err := other.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: f.ns, Name: name}})
