@@ -208,3 +208,52 @@ func TestALockAloneIsNotAGrantChange(t *testing.T) {
 		}
 	}
 }
+
+// A refresh of a grant the callback stored wakes nothing: the reconcile
+// that refreshed it recorded the new expiry. A new grant, a grant
+// removed, an account or client changed, or any change of a grant stored
+// by hand (no granted_at) still wakes the objects that use it.
+func TestARefreshIsNotAGrantChange(t *testing.T) {
+	grant := func(kv ...string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{}}, Data: map[string][]byte{}}
+		for i := 0; i < len(kv); i += 2 {
+			s.Data[kv[i]] = []byte(kv[i+1])
+		}
+		return s
+	}
+	stored := []string{oauth.KeyAccessToken, "at1", oauth.KeyRefreshToken, "rt1", oauth.KeyTokenType, "bearer",
+		oauth.KeyExpiry, "2026-11-28T10:00:00Z", oauth.KeyGrantedAt, "2026-11-28T09:00:00Z", oauth.KeySubject, "user-1"}
+	with := func(kv ...string) *corev1.Secret {
+		s := grant(stored...)
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(s.Data, kv[i])
+				continue
+			}
+			s.Data[kv[i]] = []byte(kv[i+1])
+		}
+		return s
+	}
+	before := grant(stored...)
+	locked := with()
+	locked.Annotations[oauth.RefreshLockAnnotation] = "pod-1/x 2026-11-28T09:55:00Z"
+	p := oauth.GrantChanged()
+	for name, c := range map[string]struct {
+		a, b *corev1.Secret
+		want bool
+	}{
+		"refreshed":                              {before, with(oauth.KeyAccessToken, "at2", oauth.KeyExpiry, "2026-11-28T11:00:00Z"), false},
+		"refreshed, lock freed":                  {locked, with(oauth.KeyAccessToken, "at2", oauth.KeyExpiry, "2026-11-28T11:00:00Z"), false},
+		"refreshed, refresh token rotated":       {before, with(oauth.KeyAccessToken, "at2", oauth.KeyRefreshToken, "rt2"), false},
+		"a new grant":                            {before, with(oauth.KeyAccessToken, "at2", oauth.KeyGrantedAt, "2026-11-28T09:30:00Z"), true},
+		"another account":                        {before, with(oauth.KeyAccessToken, "at2", oauth.KeySubject, "user-2"), true},
+		"the refresh token removed":              {before, with(oauth.KeyRefreshToken, ""), true},
+		"a refresh token stored where none was":  {with(oauth.KeyRefreshToken, ""), before, true},
+		"another client":                         {before, with(oauth.KeyClientID, "other"), true},
+		"a grant stored by hand, token replaced": {with(oauth.KeyGrantedAt, ""), with(oauth.KeyGrantedAt, "", oauth.KeyAccessToken, "at2"), true},
+	} {
+		if got := p.Update(event.UpdateEvent{ObjectOld: c.a, ObjectNew: c.b}); got != c.want {
+			t.Errorf("%s: GrantChanged = %v, want %v", name, got, c.want)
+		}
+	}
+}
