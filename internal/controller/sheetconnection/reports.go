@@ -138,9 +138,11 @@ func sheetGone(obj *v1alpha1.SheetConnection, err error) {
 
 // renamed records that the sheet of spec.sheet.id is now titled title: a
 // person renamed the tab; the id, and with it the connection, stays the
-// same.
+// same. The sheet is read again at once, as a person who renamed the tab
+// may have changed its headers too.
 func renamed(obj *v1alpha1.SheetConnection, title string) {
 	obj.Status.SheetTitle = title
+	obj.Status.HeadersReadAt = nil
 	if status.IsTrue(obj, v1alpha1.ReadyCondition) {
 		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
 	}

@@ -123,7 +123,10 @@ func TestWithoutAGrantTheConnectionIsRevokedAndOffersTheConnectLink(t *testing.T
 func TestGoogleRefusingTheGrantIsErrorUntilANewGrantIsStored(t *testing.T) {
 	f := newFixture(t, "Log", nil)
 	f.active(t)
+	// The sheet is unshared; the header recheck finds it (an append would
+	// too: TestAnAppendRefusedWith403TurnsTheConnectionToError).
 	sheetsEm.SetAccess(f.spreadsheet, "none")
+	f.clock.Step(sheetconnection.HeaderRecheck)
 	f.reconcileConn(t)
 	c := f.connection(t)
 	if c.Status.Phase != v1alpha1.ConnectionError || c.Status.RefusedGrant == nil ||
@@ -171,6 +174,71 @@ func TestTheTokenIsRefreshedFiveMinutesBeforeItExpires(t *testing.T) {
 	if box.Calls(sandbox.GoogleOAuthToken) != calls+1 || !f.connection(t).Status.TokenExpiresAt.After(exp) {
 		t.Fatal("not refreshed 5 minutes and the lead before expiry")
 	}
+}
+
+// The sheet and its row 1 are read again only when the last read may no
+// longer stand: the header recheck is due, the spec changed, a person
+// requested a reconcile, or a new grant was stored. Any other reconcile
+// (a token refresh, an append's tally) costs Google no call.
+func TestTheSheetIsReadAgainOnlyWhenTheLastReadMayNoLongerStand(t *testing.T) {
+	f := newFixture(t, "Log", nil)
+	f.active(t)
+	reads := func() int { return box.Calls(sandbox.SheetsGet) + box.Calls(sandbox.SheetsValuesGet) }
+	ctx := context.Background()
+	step := func(name string, change func(), wantReads int) {
+		t.Helper()
+		before := reads()
+		change()
+		res := f.reconcileConn(t)
+		c := f.connection(t)
+		if got := reads() - before; got != wantReads {
+			t.Fatalf("%s: %d Google reads, want %d", name, got, wantReads)
+		}
+		if c.Status.Phase != v1alpha1.ConnectionActive || condition(c.Status.Conditions, v1alpha1.ReadyCondition).Status != metav1.ConditionTrue {
+			t.Fatalf("%s: not Active: %+v", name, c.Status)
+		}
+		// The next look is the header recheck at the latest.
+		if next := f.clock.Now().Add(res.RequeueAfter); next.After(c.Status.HeadersReadAt.Add(sheetconnection.HeaderRecheck + time.Minute)) {
+			t.Fatalf("%s: next reconcile at %s, the header recheck is due at %s", name, next, c.Status.HeadersReadAt.Add(sheetconnection.HeaderRecheck))
+		}
+	}
+	step("a reconcile a minute later", func() { f.clock.Step(time.Minute) }, 0)
+	step("the token refreshed", func() {
+		exp := f.connection(t).Status.TokenExpiresAt.Time
+		f.clock.SetTime(exp.Add(-5*time.Minute - grant.RefreshLead(5*time.Minute)))
+	}, 2)
+	tokens := box.Calls(sandbox.GoogleOAuthToken)
+	step("a reconcile within the recheck after it", func() { f.clock.Step(sheetconnection.HeaderRecheck - time.Minute) }, 0)
+	if box.Calls(sandbox.GoogleOAuthToken) != tokens {
+		t.Fatal("the grant was refreshed again")
+	}
+	step("the header recheck due", func() { f.clock.Step(time.Minute) }, 2)
+	step("the spec changed", func() {
+		c := f.connection(t)
+		c.Spec.ColumnMapping["title"] = "A"
+		if err := env.Client.Update(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		f.cachedSees(t, &v1alpha1.SheetConnection{}, "timesheet", func(o client.Object) bool { return o.GetGeneration() == c.Generation })
+	}, 2)
+	step("the same spec again", func() { f.clock.Step(time.Second) }, 0)
+	step("a reconcile requested", func() {
+		c := f.connection(t)
+		c.Annotations = map[string]string{v1alpha1.RequestedAtAnnotation: "now-1"}
+		if err := env.Client.Update(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		f.cachedSees(t, &v1alpha1.SheetConnection{}, "timesheet", func(o client.Object) bool { return o.GetResourceVersion() == c.ResourceVersion })
+	}, 2)
+	step("a new grant stored", func() {
+		store := &oauth.Store{Reader: env.Client, Writer: env.Client}
+		tok := oauth.Token{RefreshToken: googleEm.IssueRefreshToken("sheet-client", grantScope),
+			Extra: map[string]string{oauth.KeyGrantedAt: f.clock.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)}}
+		if err := store.SaveConnected(ctx, types2(f.ns, "google-token"), tok, ""); err != nil {
+			t.Fatal(err)
+		}
+	}, 2)
+	step("nothing changed", func() { f.clock.Step(time.Second) }, 0)
 }
 
 func TestSuspendRevokesTheGrantAtGoogleAndPendingSyncsWait(t *testing.T) {

@@ -212,7 +212,11 @@ func TestARenamedTab(t *testing.T) {
 		}
 		name := f.post(t, session("renamed", 0))
 		f.reconcileSync(t, name)
+		reads := box.Calls(sandbox.SheetsValuesGet)
 		f.reconcileConn(t) // the connection's controller records the rename
+		if box.Calls(sandbox.SheetsValuesGet) != reads+1 {
+			t.Fatal("row 1 of the renamed tab was not read again")
+		}
 		s := f.sync(t, name)
 		rows := sheetsEm.Rows(f.spreadsheet, "Log 2026")
 		if s.Status.Phase != v1alpha1.SyncSucceeded || len(rows) != 2 || s.Status.RowNumber != 2 || !strings.HasPrefix(s.Status.UpdatedRange, "'Log 2026'!") {
