@@ -175,18 +175,6 @@ type SheetConnectionStatus struct {
 	// +listType=atomic
 	// +optional
 	MissingHeaders []string `json:"missingHeaders,omitempty"`
-	// HeadersReadAt is when the sheet and its row 1 were last read. They
-	// are read again 10 minutes after, at once when the spec changes, a
-	// new grant is stored, a reconcile is requested or an append finds the
-	// sheet renamed or gone, and at every reconcile while the headers do
-	// not resolve.
-	// +optional
-	HeadersReadAt *metav1.Time `json:"headersReadAt,omitempty"`
-	// HeadersReadWith is the grant (its time of issue, as in
-	// refusedGrant.grantedAt) the sheet was last read with: a new grant,
-	// perhaps of another account, reads it again.
-	// +optional
-	HeadersReadWith string `json:"headersReadWith,omitempty"`
 
 	// TokenExpiresAt is the access token's expiry as Google stated it.
 	// +optional

@@ -904,10 +904,6 @@ func (in *SheetConnectionStatus) DeepCopyInto(out *SheetConnectionStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
-	if in.HeadersReadAt != nil {
-		in, out := &in.HeadersReadAt, &out.HeadersReadAt
-		*out = (*in).DeepCopy()
-	}
 	if in.TokenExpiresAt != nil {
 		in, out := &in.TokenExpiresAt, &out.TokenExpiresAt
 		*out = (*in).DeepCopy()

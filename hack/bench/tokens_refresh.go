@@ -441,8 +441,8 @@ func (r *tokenRun) report(k *tokenKind, p *tokenPlan) {
 	fmt.Printf("manager API requests per refresh: %.2f writes (the baseline's: 2), %.2f reads\n",
 		float64(r.after[1]-r.before[1])/n, float64(r.after[0]-r.before[0])/n)
 	items, wait, work := r.queueAfter.since(r.queueBefore)
-	fmt.Printf("controller workqueue over the refreshes: %.0f reconciles (%.2f per refresh: the refresh, and the one its token Secret write wakes; more are other timers,\n"+
-		"e.g. a SheetConnection's 10-minute re-read of row 1), mean %s waiting in the queue once ready, mean %s reconciling (%d workers: at most %.0f reconciles/s)\n",
+	fmt.Printf("controller workqueue over the refreshes: %.0f reconciles (%.2f per refresh: 1 is the refresh alone, as its own token Secret write wakes nothing;\n"+
+		"more are other timers, e.g. a SheetConnection's 10-minute header recheck), mean %s waiting in the queue once ready, mean %s reconciling (%d workers: at most %.0f reconciles/s)\n",
 		items, items/n, wait.Round(100*time.Microsecond), work.Round(100*time.Microsecond), k.workers, float64(k.workers)*float64(time.Second)/float64(max(work, time.Microsecond)))
 }
 

@@ -132,15 +132,16 @@ func Refuse(obj *v1alpha1.SheetConnection, grantedAt string, at time.Time, err e
 // 004 §2 ColumnMappingConfiguration, §5).
 //
 // A reconcile within HeaderRecheck of the last read, with the same spec
-// and grant, does not read again (headersFresh): a token refresh, an
+// and grant, does not read again (reads.fresh): a token refresh, an
 // append's tally and the watch of the connect Secret each reconcile the
 // connection, and each read is two calls of Google's quota.
 func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, run *runner.Run) runner.Outcome {
 	st := &obj.Status
-	if headersFresh(obj, run) {
-		run.RequeueAt(st.HeadersReadAt.Add(HeaderRecheck))
+	if at, ok := r.reads.fresh(obj, run); ok {
+		run.RequeueAt(at.Add(HeaderRecheck))
 		return runner.Continue()
 	}
+	r.reads.forget(obj.UID)
 	ss, err := r.Sheets.Spreadsheet(ctx, grant.Of(run).Token, obj.Spec.SpreadsheetID)
 	if out, failed := r.googleFailed(obj, run, "read spreadsheet "+obj.Spec.SpreadsheetID, err); failed {
 		return out
@@ -157,8 +158,7 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	}
 	cols, missing := Resolve(obj.Spec.ColumnMapping, header)
 	st.ResolvedColumns, st.MissingHeaders = cols, missing
-	read := metav1.NewTime(run.Now)
-	st.HeadersReadAt, st.HeadersReadWith = &read, grant.Of(run).ID
+	r.reads.read(obj, run)
 	st.Phase = v1alpha1.ConnectionActive
 	run.RequeueAt(run.Now.Add(HeaderRecheck))
 	if clash := Clash(cols); clash != "" {
@@ -174,22 +174,6 @@ func (r *Reconciler) sheet(ctx context.Context, obj *v1alpha1.SheetConnection, r
 	}
 	status.Set(obj, v1alpha1.HeaderValidCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "every mapped column resolved")
 	return runner.Continue()
-}
-
-// headersFresh reports whether the last read of the sheet still stands:
-// it resolved every column (HeaderValid is True) for this generation of
-// the spec, with this grant (one the callback stored: a grant stored by
-// hand names none), less than HeaderRecheck ago, and no person asked for
-// a reconcile. An append that finds the sheet renamed clears the read
-// (renamed); one that finds it gone sets HeaderValid False.
-func headersFresh(obj *v1alpha1.SheetConnection, run *runner.Run) bool {
-	st := &obj.Status
-	c := status.Get(obj, v1alpha1.HeaderValidCondition)
-	g := grant.Of(run).ID
-	return !run.Requested && st.Phase == v1alpha1.ConnectionActive &&
-		c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == obj.Generation &&
-		g != "" && st.HeadersReadWith == g &&
-		st.HeadersReadAt != nil && run.Now.Before(st.HeadersReadAt.Add(HeaderRecheck))
 }
 
 // Select finds the sheet sel names in ss: by id when it has one, else by
@@ -277,6 +261,7 @@ func (r *Reconciler) disconnect(ctx context.Context, obj *v1alpha1.SheetConnecti
 	}
 	obj.Status.Phase = v1alpha1.ConnectionRevoked
 	obj.Status.RefusedGrant = nil
+	r.reads.forget(obj.UID)
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.RevokedReason, "disconnected: the grant was revoked at Google")
 	return runner.Continue()
 }

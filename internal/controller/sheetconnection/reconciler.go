@@ -93,6 +93,8 @@ type Reconciler struct {
 	Workers int
 
 	grant *grant.Phases[*v1alpha1.SheetConnection]
+	// reads is when each connection last read its sheet (reads.go).
+	reads reads
 }
 
 // Runner builds the reconcile runner.

@@ -115,7 +115,7 @@ func (r *Reconciler) reports(_ context.Context, obj *v1alpha1.SheetConnection, _
 		st.LastAppendAt = &last
 	}
 	if rep.Title != "" {
-		renamed(obj, rep.Title)
+		r.renamed(obj, rep.Title)
 	}
 	if rep.Gone != nil {
 		sheetGone(obj, rep.Gone)
@@ -140,9 +140,9 @@ func sheetGone(obj *v1alpha1.SheetConnection, err error) {
 // person renamed the tab; the id, and with it the connection, stays the
 // same. The sheet is read again at once, as a person who renamed the tab
 // may have changed its headers too.
-func renamed(obj *v1alpha1.SheetConnection, title string) {
+func (r *Reconciler) renamed(obj *v1alpha1.SheetConnection, title string) {
 	obj.Status.SheetTitle = title
-	obj.Status.HeadersReadAt = nil
+	r.reads.forget(obj.UID)
 	if status.IsTrue(obj, v1alpha1.ReadyCondition) {
 		status.MarkReady(obj, v1alpha1.SucceededReason, readyMessage(obj))
 	}
