@@ -104,7 +104,7 @@ func newManager(o *options, own []string) (ctrl.Manager, error) {
 	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache: setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces),
-			Own: append([]string{o.stateNamespace}, own...), Shard: o.shard}.CacheOptions(scheme),
+			Own: append([]string{o.stateNamespace}, own...), Shard: o.shard, SecretsOnlyWake: true}.CacheOptions(scheme),
 		Client:                        client.Options{Cache: &cache},
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,

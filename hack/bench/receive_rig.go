@@ -96,16 +96,18 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 		return nil, err
 	}
 	scheme := setupScheme()
-	opts := func() ctrl.Options {
+	// The manager's cache keeps no Secret data, as the binary's; the
+	// webhook's keeps the short-token objects' data it reads.
+	opts := func(scope setup.Scope) ctrl.Options {
 		co := setup.ClientOptions()
-		return ctrl.Options{Scheme: scheme, Cache: setup.CacheOptions(scheme), Client: client.Options{Cache: &co},
+		return ctrl.Options{Scheme: scheme, Cache: scope.CacheOptions(scheme), Client: client.Options{Cache: &co},
 			Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
 			Controller: config.Controller{SkipNameValidation: ptr.To(true)}} // suites share the process
 	}
-	if r.mgr, err = ctrl.NewManager(cfg, opts()); err != nil {
+	if r.mgr, err = ctrl.NewManager(cfg, opts(setup.Scope{SecretsOnlyWake: true})); err != nil {
 		return nil, err
 	}
-	if r.hook, err = ctrl.NewManager(cfg, opts()); err != nil {
+	if r.hook, err = ctrl.NewManager(cfg, opts(setup.Scope{})); err != nil {
 		return nil, err
 	}
 	if err := index.Register(ctx, r.hook.GetCache()); err != nil {

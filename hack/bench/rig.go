@@ -80,10 +80,11 @@ func newRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *a
 	// The suites run one after another in one process: each builds the
 	// same controllers anew, which controller-runtime's check of unique
 	// names would refuse.
-	// The cache and client options are the binaries' (setup).
+	// The cache and client options are the manager binary's (setup); the
+	// webhook routes served here read no Secret from the cache.
 	scheme := setupScheme()
 	r.mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache: setup.CacheOptions(scheme), Client: client.Options{Cache: ptr.To(setup.ClientOptions())},
+		Cache: setup.Scope{SecretsOnlyWake: true}.CacheOptions(scheme), Client: client.Options{Cache: ptr.To(setup.ClientOptions())},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err == nil {
 		err = index.Register(ctx, r.mgr.GetCache())

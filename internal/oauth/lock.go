@@ -26,7 +26,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -236,11 +235,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 //     woken by its own lock before its acknowledgement reaches the cache,
 //     forces another refresh, and so on: test/notion measured 552 token
 //     calls where 24 were due.
-//   - A refresh changed no grant either (Refreshed): the reconcile that
+//   - A refresh changed no grant either (GrantDigest): the reconcile that
 //     refreshed it already recorded the new expiry, and woken again it
 //     would do its work a second time. The bench's 10,000 grants due
 //     together (hack/bench -suite tokens) measured two reconciles per
 //     refresh, one of them this echo.
+//
+// It reads the Secrets' data, or the digest a cache that dropped it kept
+// (DropSecretData).
 func GrantChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		a, okA := e.ObjectOld.(*corev1.Secret)
@@ -248,34 +250,7 @@ func GrantChanged() predicate.Predicate {
 		if !okA || !okB {
 			return true
 		}
-		sameData := equality.Semantic.DeepEqual(a.Data, b.Data) || Refreshed(a.Data, b.Data)
-		return !sameData || !maps.Equal(a.Labels, b.Labels) ||
+		return grantDigestOf(a) != grantDigestOf(b) || !maps.Equal(a.Labels, b.Labels) ||
 			!maps.Equal(withoutLock(a.Annotations), withoutLock(b.Annotations))
 	}}
-}
-
-// refreshKeys are the keys a refresh rewrites: the access token, its type
-// and expiry, and the refresh token a provider that rotates it (Notion)
-// sends with them.
-var refreshKeys = map[string]bool{KeyAccessToken: true, KeyTokenType: true, KeyExpiry: true, KeyRefreshToken: true}
-
-// Refreshed reports whether after is the grant of before refreshed: both
-// name the same grant (the callback's granted_at, which refreshes keep),
-// both hold a refresh token, and only the keys a refresh rewrites differ.
-// A grant without granted_at (one a person stored by hand) is never
-// taken for refreshed, so every change of it counts.
-func Refreshed(before, after map[string][]byte) bool {
-	granted := string(before[KeyGrantedAt])
-	if granted == "" || string(after[KeyGrantedAt]) != granted ||
-		len(before[KeyRefreshToken]) == 0 || len(after[KeyRefreshToken]) == 0 {
-		return false
-	}
-	for _, m := range []map[string][]byte{before, after} {
-		for k := range m {
-			if !refreshKeys[k] && string(before[k]) != string(after[k]) {
-				return false
-			}
-		}
-	}
-	return true
 }

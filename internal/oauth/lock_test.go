@@ -237,6 +237,20 @@ func TestARefreshIsNotAGrantChange(t *testing.T) {
 	before := grant(stored...)
 	locked := with()
 	locked.Annotations[oauth.RefreshLockAnnotation] = "pod-1/x 2026-11-28T09:55:00Z"
+	// Each case is judged on the Secrets as the API server holds them and
+	// as the manager's cache holds them (oauth.DropSecretData): no data,
+	// the digest as a label.
+	cached := func(s *corev1.Secret) *corev1.Secret {
+		out, err := oauth.DropSecretData()(s.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := out.(*corev1.Secret)
+		if c.Data != nil || c.Labels[oauth.GrantDigestLabel] == "" {
+			t.Fatalf("cached Secret keeps data %v, digest %q", c.Data, c.Labels[oauth.GrantDigestLabel])
+		}
+		return c
+	}
 	p := oauth.GrantChanged()
 	for name, c := range map[string]struct {
 		a, b *corev1.Secret
@@ -251,9 +265,14 @@ func TestARefreshIsNotAGrantChange(t *testing.T) {
 		"a refresh token stored where none was":  {with(oauth.KeyRefreshToken, ""), before, true},
 		"another client":                         {before, with(oauth.KeyClientID, "other"), true},
 		"a grant stored by hand, token replaced": {with(oauth.KeyGrantedAt, ""), with(oauth.KeyGrantedAt, "", oauth.KeyAccessToken, "at2"), true},
+		"a key renamed, same bytes":              {with(oauth.KeySubject, ""), with(oauth.KeySubject, "", oauth.KeyScope, "user-1"), true},
+		"the same":                               {before, with(), false},
 	} {
 		if got := p.Update(event.UpdateEvent{ObjectOld: c.a, ObjectNew: c.b}); got != c.want {
 			t.Errorf("%s: GrantChanged = %v, want %v", name, got, c.want)
+		}
+		if got := p.Update(event.UpdateEvent{ObjectOld: cached(c.a), ObjectNew: cached(c.b)}); got != c.want {
+			t.Errorf("%s, as cached without data: GrantChanged = %v, want %v", name, got, c.want)
 		}
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
 // ManagedByLabel and ManagedByValue are v1alpha1's, kept here for the
@@ -73,6 +74,13 @@ type Scope struct {
 	// SecretsOnlyInOwn caches Secrets of the Own namespaces only: the
 	// webhook server, which holds no right to Secrets anywhere else.
 	SecretsOnlyInOwn bool
+	// SecretsOnlyWake keeps no Secret data in the cache (the manager):
+	// the binary reads every Secret from the API server (ClientOptions)
+	// and watches Secrets only to be woken, so each cached Secret keeps
+	// its metadata and a digest of its grant (oauth.DropSecretData), which
+	// oauth.GrantChanged compares. The webhook server reads short-token
+	// objects and their keys from its cache, so it keeps their data.
+	SecretsOnlyWake bool
 	// Shard selects, by their labels, the Switchboard objects cached
 	// (--watch-label-selector: one shard's share); nil is all of them.
 	// Secrets and other kinds are cached as without it.
@@ -112,6 +120,9 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 	// (map order) — a cluster-wide Secret informer, refused by RBAC, half
 	// of the time.
 	secrets := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})}
+	if s.SecretsOnlyWake {
+		secrets.Transform = oauth.DropSecretData()
+	}
 	var secretNS []string
 	switch {
 	case s.SecretsOnlyInOwn:

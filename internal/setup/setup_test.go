@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
@@ -131,5 +132,52 @@ func TestEachScopeCachesSecretsWithOneRule(t *testing.T) {
 		if !slices.Equal(got, c.want) || rules[0].Label.String() != "app.kubernetes.io/managed-by=switchboard" {
 			t.Errorf("%s: Secrets cached in %v with %q, want %v with the managed-by label", c.what, got, rules[0].Label, c.want)
 		}
+	}
+}
+
+// The manager reads every Secret from the API server and watches Secrets
+// only to be woken: its cache keeps each Secret's metadata and a digest of
+// its grant, no data and no managed fields.
+func TestTheManagersCacheHoldsNoSecretData(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.Namespace("setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{setup.ManagedByLabel: setup.ManagedByValue, "app": "sheets"}
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "grant", Namespace: ns, Labels: labels},
+		StringData: map[string]string{"access_token": "at", "refresh_token": "rt"}}); err != nil {
+		t.Fatal(err)
+	}
+	scheme := setup.Scheme()
+	cl, err := cluster.New(env.Config, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache = setup.Scope{Watch: []string{ns}, SecretsOnlyWake: true}.CacheOptions(scheme)
+		co := setup.ClientOptions()
+		o.Client.Cache = &co
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cl.Start(ctx) }()
+	if !cl.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	var cached corev1.Secret
+	key := types.NamespacedName{Namespace: ns, Name: "grant"}
+	if err := cl.GetCache().Get(ctx, key, &cached); err != nil {
+		t.Fatal(err)
+	}
+	if cached.Data != nil || len(cached.ManagedFields) != 0 || cached.Labels["app"] != "sheets" ||
+		cached.Labels[oauth.GrantDigestLabel] != oauth.GrantDigest(map[string][]byte{"access_token": []byte("at"), "refresh_token": []byte("rt")}) {
+		t.Fatalf("cached Secret: data %v, managed fields %d, labels %v", cached.Data, len(cached.ManagedFields), cached.Labels)
+	}
+	var live corev1.Secret
+	if err := cl.GetClient().Get(ctx, key, &live); err != nil {
+		t.Fatal(err)
+	}
+	if string(live.Data["refresh_token"]) != "rt" || live.Labels[oauth.GrantDigestLabel] != "" {
+		t.Fatalf("the client's Secret: data %v, labels %v", live.Data, live.Labels)
 	}
 }

@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 		}
 		co := setup.ClientOptions()
 		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-			Cache: setup.Scope{Own: []string{"default"}}.CacheOptions(e.Scheme), Client: client.Options{Cache: &co}})
+			Cache: setup.Scope{Own: []string{"default"}, SecretsOnlyWake: true}.CacheOptions(e.Scheme), Client: client.Options{Cache: &co}})
 		if err != nil {
 			return nil, err
 		}
