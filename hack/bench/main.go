@@ -95,6 +95,7 @@ func main() {
 	tokenGrants := flag.Int("token-grants", 10000, "NotionIntegrations, and as many SheetConnections, whose access tokens fall due for refresh within one minute.")
 	tokenWorkers := flag.Int("token-workers", 0, "The NotionIntegration and SheetConnection controllers' workers, and the token baselines' writers (0: their defaults).")
 	tokenBudget := flag.Duration("token-budget", 0, "Time the manager gets to take every grant of a kind to Ready before the first falls due (0: 30 s + 60 ms per grant).")
+	tokenKinds := flag.String("token-kinds", "notion,sheets", "The kinds whose refreshes -suite tokens measures, in order: notion (NotionIntegrations), sheets (SheetConnections).")
 	tokenWindow := flag.Duration("token-window", time.Minute, "The window the -token-grants access tokens of each kind fall due in (shorter: a burst of a few).")
 	shardStocks := flag.Int("shard-stocks", 10000, "SlideStocks taken to Ready by one manager, then by two shards.")
 	cpuProfile := flag.String("cpuprofile", "", "Write a CPU profile of this process (the in-process managers and webhooks) to this file.")
@@ -138,7 +139,7 @@ func main() {
 			return benchReceive(cfg, receiveOptions{resolves: *linkResolves, links: *links, expiries: *linkExpiries, budget: *linkBudget, window: *linkWindow, workers: *linkWorkers})
 		}},
 		{name: "tokens", run: func(cfg *rest.Config) error {
-			return benchTokens(cfg, tokenOptions{grants: *tokenGrants, workers: *tokenWorkers, budget: *tokenBudget, window: *tokenWindow})
+			return benchTokens(cfg, tokenOptions{grants: *tokenGrants, workers: *tokenWorkers, budget: *tokenBudget, window: *tokenWindow, kinds: *tokenKinds})
 		}},
 	}
 	others = append(others, benchSuite{name: "memory", runEnv: func(env *envtest.Environment, cfg *rest.Config) error {

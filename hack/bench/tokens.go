@@ -59,6 +59,9 @@ import (
 
 // tokenOptions size the token benchmark.
 type tokenOptions struct {
+	// kinds are the kinds measured, comma-separated (-token-kinds):
+	// notion, sheets.
+	kinds string
 	// grants of each kind (-token-grants).
 	grants int
 	// workers is both controllers' --<kind>-workers (0: each one's

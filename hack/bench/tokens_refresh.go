@@ -58,11 +58,18 @@ func benchTokens(cfg *rest.Config, o tokenOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nOAuth token refresh: %d NotionIntegrations, then %d SheetConnections, each kind's access tokens all due for refresh within %s;\n"+
+	starts := map[string]func(context.Context, *rest.Config, int) (*tokenKind, error){"notion": startNotionTokens, "sheets": startSheetsTokens}
+	kinds := strings.Split(o.kinds, ",")
+	for _, k := range kinds {
+		if starts[k] == nil {
+			return fmt.Errorf("-token-kinds: no kind %q (notion, sheets)", k)
+		}
+	}
+	fmt.Printf("\nOAuth token refresh: %d objects of each kind (%s), each kind's access tokens all due for refresh within %s;\n"+
 		"instant sandbox over HTTP, each controller alone in its own in-process manager (the binaries' cache and client options), real API server\n",
-		o.grants, o.grants, o.window)
-	for _, start := range []func(context.Context, *rest.Config, int) (*tokenKind, error){startNotionTokens, startSheetsTokens} {
-		if err := benchTokenKind(cfg, c, start, o); err != nil {
+		o.grants, o.kinds, o.window)
+	for _, k := range kinds {
+		if err := benchTokenKind(cfg, c, starts[k], o); err != nil {
 			return err
 		}
 	}
