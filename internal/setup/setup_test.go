@@ -63,20 +63,7 @@ func TestOnlyManagedSecretsAreCachedButAllCanBeRead(t *testing.T) {
 	mk("person-made", nil)
 	mk("operator-made", map[string]string{setup.ManagedByLabel: setup.ManagedByValue})
 
-	scheme := setup.Scheme()
-	cl, err := cluster.New(env.Config, func(o *cluster.Options) {
-		o.Scheme = scheme
-		o.Cache = setup.CacheOptions(scheme)
-		co := setup.ClientOptions()
-		o.Client.Cache = &co
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cl.Start(ctx) }()
-	if !cl.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
-	}
+	cl := startCluster(ctx, t, setup.Scope{})
 
 	var cached corev1.SecretList
 	if err := cl.GetCache().List(ctx, &cached); err != nil {
@@ -150,20 +137,7 @@ func TestTheManagersCacheHoldsNoSecretData(t *testing.T) {
 		StringData: map[string]string{"access_token": "at", "refresh_token": "rt"}}); err != nil {
 		t.Fatal(err)
 	}
-	scheme := setup.Scheme()
-	cl, err := cluster.New(env.Config, func(o *cluster.Options) {
-		o.Scheme = scheme
-		o.Cache = setup.Scope{Watch: []string{ns}, SecretsOnlyWake: true}.CacheOptions(scheme)
-		co := setup.ClientOptions()
-		o.Client.Cache = &co
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cl.Start(ctx) }()
-	if !cl.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
-	}
+	cl := startCluster(ctx, t, setup.Scope{Watch: []string{ns}, SecretsOnlyWake: true})
 	var cached corev1.Secret
 	key := types.NamespacedName{Namespace: ns, Name: "grant"}
 	if err := cl.GetCache().Get(ctx, key, &cached); err != nil {
@@ -180,4 +154,25 @@ func TestTheManagersCacheHoldsNoSecretData(t *testing.T) {
 	if string(live.Data["refresh_token"]) != "rt" || live.Labels[oauth.GrantDigestLabel] != "" {
 		t.Fatalf("the client's Secret: data %v, labels %v", live.Data, live.Labels)
 	}
+}
+
+// startCluster starts a client and informer cache with scope's cache
+// options and the binaries' client options, and waits until it synced.
+func startCluster(ctx context.Context, t *testing.T, scope setup.Scope) cluster.Cluster {
+	t.Helper()
+	scheme := setup.Scheme()
+	cl, err := cluster.New(env.Config, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache = scope.CacheOptions(scheme)
+		co := setup.ClientOptions()
+		o.Client.Cache = &co
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cl.Start(ctx) }()
+	if !cl.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	return cl
 }
