@@ -96,14 +96,18 @@ func (p *Phases[T]) OnGrant(f func(obj T, tok oauth.Token, run *runner.Run)) *Ph
 
 // RefreshLead is how far ahead of its due instant (expiry −
 // refreshBefore) a refresh begins in a kind that asks (WithRefreshLead): a
-// twentieth of refreshBefore, at most five minutes (15 s for 5m, five
-// minutes for 24h), as CalendarWatch begins its channel renewals. The
-// runner puts a deadline off by up to a second to spread objects that
-// share it, and a burst queues behind the workers: the bench's 10,000
-// grants due within one minute (hack/bench -suite tokens) were refreshed
-// up to a second late even one at a time, and minutes late at once.
+// twentieth of refreshBefore, as CalendarWatch begins its channel
+// renewals, but at least a minute and at most five (one minute for 5m,
+// three for 1h, five for 24h), and never more than refreshBefore itself.
+// The runner puts a deadline off by up to a second to spread objects that
+// share it, and a burst queues behind the workers: with the bench's
+// 10,000 grants due within one minute (hack/bench -suite tokens), eight
+// workers refresh about 80 a second, so a lead of a twentieth of 5m (15
+// s) left SheetConnections refreshed up to 2½ minutes after their due
+// instants; a minute's lead costs a Google grant one refresh in 54
+// minutes in place of one in 55.
 func RefreshLead(refreshBefore time.Duration) time.Duration {
-	return min(refreshBefore/20, 5*time.Minute)
+	return min(max(refreshBefore/20, time.Minute), refreshBefore, 5*time.Minute)
 }
 
 // WithRefreshLead makes refreshes begin RefreshLead(refreshBefore) before

@@ -126,13 +126,16 @@ func (m *marginTokens) Ensure(_ context.Context, _ oauth.Provider, _, _ types.Na
 	return oauth.Token{AccessToken: "access", Expiry: m.expiry}, nil
 }
 
-func TestARefreshLeadIsATwentiethOfRefreshBeforeAndAtMostFiveMinutes(t *testing.T) {
+func TestARefreshLeadIsATwentiethOfRefreshBeforeFromOneToFiveMinutes(t *testing.T) {
 	for before, want := range map[time.Duration]time.Duration{
-		5 * time.Minute:       15 * time.Second, // SheetConnection's and CalendarWatch's default
+		5 * time.Minute:       time.Minute, // SheetConnection's default
+		10 * time.Minute:      time.Minute,
+		40 * time.Minute:      2 * time.Minute,
 		time.Hour:             3 * time.Minute,
 		100 * time.Minute:     5 * time.Minute,
 		24 * time.Hour:        5 * time.Minute, // NotionIntegration's default
-		time.Second:           50 * time.Millisecond,
+		30 * time.Second:      30 * time.Second, // never more than refreshBefore
+		time.Second:           time.Second,
 		1000 * 24 * time.Hour: 5 * time.Minute,
 	} {
 		if got := grant.RefreshLead(before); got != want {

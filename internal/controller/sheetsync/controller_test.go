@@ -156,7 +156,7 @@ func TestGoogleRefusingTheGrantIsErrorUntilANewGrantIsStored(t *testing.T) {
 }
 
 // The token is refreshed 5 minutes before it expires (seed 004 §5), begun
-// the refresh lead (grant.RefreshLead: 15 s for 5 minutes) earlier, so
+// the refresh lead (grant.RefreshLead: a minute for 5 minutes) earlier, so
 // that connections falling due together each keep their 5 minutes.
 func TestTheTokenIsRefreshedFiveMinutesBeforeItExpires(t *testing.T) {
 	f := newFixture(t, "Log", nil)
