@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -102,7 +103,8 @@ func benchSession(prefix string, i int) v1alpha1.TimeTrackerSession {
 //     create costs);
 //   - while the manager runs and drains them into the sheet as it drains
 //     the route's: the same work downstream, so the ratio is what the
-//     route costs beyond its one create.
+//     route costs beyond its one create. It and the route take turns in
+//     four rounds of n/2 (baseline, route, route, baseline).
 func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -111,8 +113,9 @@ func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nSheetConnection: %d sessions per client count, one session per POST to the ingest route; instant sandbox (Sheets quota 60 writes/min/user),\n"+
-		"SheetConnection and SheetSync controllers in process (default options), webhook on loopback with the per-client rate limit off, real API server\n", n)
+	fmt.Printf("\nSheetConnection: %d sessions per client count, one session per POST to the ingest route, the route and its baseline in rounds of %d (baseline, route, route, baseline);\n"+
+		"instant sandbox (Sheets quota 60 writes/min/user), "+
+		"SheetConnection and SheetSync controllers in process (default options), webhook on loopback with the per-client rate limit off, real API server\n", n, n/2)
 
 	// The first baseline before the manager runs: nothing reconciles them.
 	idle := make([]sheetsRate, len(clientCounts))
@@ -135,14 +138,27 @@ func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
 	for i, clients := range clientCounts {
 		r := &sheetsRun{clients: clients, idle: idle[i]}
 		runs[i] = r
-		if r.drainedBase, err = drainedBaseline(ctx, c, rig, n, clients, total); err != nil {
-			return fmt.Errorf("baseline with the manager draining: %w", err)
+		// Four rounds of half the sessions each, in the order baseline,
+		// route, route, baseline: what drifts over a run (the namespace's
+		// growing count of syncs, the cache's size, etcd's compactions)
+		// then falls on the route and its baseline alike. Each side's rate
+		// is its sessions over the sum of its rounds' times.
+		for round, route := range []bool{false, true, true, false} {
+			from, to := 0, n/2
+			if round >= 2 {
+				from, to = n/2, n
+			}
+			if route {
+				if err := r.ingest(ctx, rig, rig.hookURL+conn.Status.IngestPath, from, to, clients, total+to-from); err != nil {
+					return err
+				}
+			} else if err := r.drainedBase.add(drainedBaseline(ctx, c, rig, from, to, clients, total)); err != nil {
+				return fmt.Errorf("baseline with the manager draining: %w", err)
+			}
+			total += to - from
 		}
-		total += n
-		if err := r.ingest(ctx, rig, rig.hookURL+conn.Status.IngestPath, n, clients, total+n); err != nil {
-			return err
-		}
-		total += n
+		r.drainedBase.sort()
+		r.route.sort()
 	}
 	return reportSheets(rig, runs, n, total)
 }
@@ -156,32 +172,42 @@ type sheetsRate struct {
 
 func (s sheetsRate) perSecond(n int) float64 { return float64(n) / s.took.Seconds() }
 
-// sheetsRun is what the Sheets benchmark measured at one client count:
-// the baselines, the ingest route's latencies and time, the drain's, and
-// the API and values.append calls over them.
-type sheetsRun struct {
-	clients             int
-	idle, drainedBase   sheetsRate
-	route               sheetsRate
-	drained, afterLast  time.Duration
-	succeeded, failed   int
-	appends             int
-	apiBefore, apiAfter [3]int64
+// add adds a round's latencies and time to s.
+func (s *sheetsRate) add(round sheetsRate, err error) error {
+	s.lat = append(s.lat, round.lat...)
+	s.took += round.took
+	return err
 }
 
-// drainedBaseline creates n SheetSyncs of the connection with a bare
-// client and `clients` goroutines while the manager runs, timed, and waits
-// until the manager has drained them (done of the namespace's syncs were
-// before).
-func drainedBaseline(ctx context.Context, c client.Client, rig *sheetsRig, n, clients, done int) (sheetsRate, error) {
+func (s *sheetsRate) sort() { slices.Sort(s.lat) }
+
+// sheetsRun is what the Sheets benchmark measured at one client count:
+// the baselines, the ingest route's latencies and time, the drain's, and
+// the API and values.append calls over the route's rounds.
+type sheetsRun struct {
+	clients            int
+	idle, drainedBase  sheetsRate
+	route              sheetsRate
+	drained, afterLast time.Duration
+	succeeded, failed  int
+	appends            int
+	apiWrites, apiRead int64
+}
+
+// drainedBaseline creates the SheetSyncs of sessions from to to of the
+// connection with a bare client and `clients` goroutines while the manager
+// runs, timed, and waits until the manager has drained them (done of the
+// namespace's syncs were before).
+func drainedBaseline(ctx context.Context, c client.Client, rig *sheetsRig, from, to, clients, done int) (sheetsRate, error) {
 	conn := &v1alpha1.SheetConnection{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: sheetsBenchNS, Name: "timesheet"}, conn); err != nil {
 		return sheetsRate{}, err
 	}
+	n := to - from
 	r := sheetsRate{lat: make([]time.Duration, n)}
 	began := time.Now()
 	err := parallel(n, clients, func(i int) error {
-		s := timesheet.NewSync(conn, benchSession(fmt.Sprintf("b%d", clients), i))
+		s := timesheet.NewSync(conn, benchSession(fmt.Sprintf("b%d", clients), from+i))
 		t0 := time.Now()
 		err := c.Create(ctx, s)
 		r.lat[i] = time.Since(t0)
@@ -191,30 +217,31 @@ func drainedBaseline(ctx context.Context, c client.Client, rig *sheetsRig, n, cl
 	if err != nil {
 		return r, err
 	}
-	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
 	var drain sheetsRun
 	return r, drain.waitDrained(ctx, rig, done+n, began)
 }
 
-// ingest posts n sessions, clients at a time, after an untimed warm-up,
-// and waits until every sync of the namespace (total) is done.
-func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, n, clients, total int) error {
+// ingest posts sessions from to to, clients at a time, after an untimed
+// warm-up, and waits until every sync of the namespace (total) is done;
+// it adds the round to r.
+func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, from, to, clients, total int) error {
 	appendsBefore := rig.box.Calls(sandbox.SheetsValuesAppend)
-	r.apiBefore = rig.calls.snapshot()
+	apiBefore := rig.calls.snapshot()
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * clients}}
 	if err := ingestWarmUp(httpc, ingest, clients); err != nil {
 		return fmt.Errorf("ingest warm-up: %w", err)
 	}
-	r.route.lat = make([]time.Duration, n)
+	n := to - from
+	round := sheetsRate{lat: make([]time.Duration, n)}
 	began := time.Now()
 	err := parallel(n, clients, func(i int) error {
-		b, _ := json.Marshal(benchSession(fmt.Sprintf("s%d", clients), i))
+		b, _ := json.Marshal(benchSession(fmt.Sprintf("s%d", clients), from+i))
 		req, _ := http.NewRequest(http.MethodPost, ingest, bytes.NewReader(b))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+testenv.SheetIngestToken)
 		t0 := time.Now()
 		resp, err := httpc.Do(req)
-		r.route.lat[i] = time.Since(t0)
+		round.lat[i] = time.Since(t0)
 		if err != nil {
 			return err
 		}
@@ -225,19 +252,21 @@ func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, n
 		}
 		return nil
 	})
-	r.route.took = time.Since(began)
+	round.took = time.Since(began)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	sort.Slice(r.route.lat, func(i, j int) bool { return r.route.lat[i] < r.route.lat[j] })
+	_ = r.route.add(round, nil)
 	lastPost := time.Now()
 	if err := r.waitDrained(ctx, rig, total, began); err != nil {
 		return err
 	}
-	r.drained = time.Since(began)
-	r.afterLast = time.Since(lastPost)
-	r.appends = rig.box.Calls(sandbox.SheetsValuesAppend) - appendsBefore
-	r.apiAfter = rig.calls.snapshot()
+	r.drained += time.Since(began)
+	r.afterLast += time.Since(lastPost)
+	r.appends += rig.box.Calls(sandbox.SheetsValuesAppend) - appendsBefore
+	apiAfter := rig.calls.snapshot()
+	r.apiRead += apiAfter[0] - apiBefore[0]
+	r.apiWrites += apiAfter[1] - apiBefore[1]
 	return nil
 }
 
@@ -325,17 +354,17 @@ func reportSheets(rig *sheetsRig, runs []*sheetsRun, n, total int) error {
 	for _, r := range runs {
 		fmt.Printf("%d clients:\n", r.clients)
 		line(fmt.Sprintf("  baseline: bare client, %d SheetSync creates, nothing reconciling", n), r.idle)
-		line(fmt.Sprintf("  baseline: bare client, %d SheetSync creates, the manager draining", n), r.drainedBase)
-		line(fmt.Sprintf("  ingest route: %d sessions accepted (202), the manager draining", n), r.route)
+		line(fmt.Sprintf("  baseline: bare client, %d SheetSync creates, the manager draining (rounds 1, 4)", n), r.drainedBase)
+		line(fmt.Sprintf("  ingest route: %d sessions accepted (202), the manager draining (rounds 2, 3)", n), r.route)
 		fmt.Printf("  ratio ingest/baseline: accepted per second %.2f against creates while draining (goal ≥ 0.9), %.2f against idle creates; p99 latency %.2f, %.2f\n",
 			r.route.perSecond(n)/r.drainedBase.perSecond(n), r.route.perSecond(n)/r.idle.perSecond(n),
 			ratio(pctD(r.route.lat, 99), pctD(r.drainedBase.lat, 99)), ratio(pctD(r.route.lat, 99), pctD(r.idle.lat, 99)))
 		fmt.Printf("  values.append calls the sandbox counted: %d (%.1f sessions per append; pacing 1 append/s per connection, at most %d rows each)\n",
 			r.appends, float64(n)/float64(max(r.appends, 1)), sheetsync.MaxRows)
-		fmt.Printf("  all %d sessions Succeeded %s after the first post (%s after the last); %d Failed\n",
-			n, r.drained.Round(time.Millisecond), r.afterLast.Round(time.Millisecond), r.failed)
+		fmt.Printf("  the route's sessions Succeeded %s after each round's first post (%s after its last), summed over its 2 rounds; %d Failed\n",
+			r.drained.Round(time.Millisecond), r.afterLast.Round(time.Millisecond), r.failed)
 		fmt.Printf("  API requests per session, ingest and drain (the webhook's create included): %.2f writes (goal ≤ 2.0), %.2f reads\n",
-			float64(r.apiAfter[1]-r.apiBefore[1])/float64(n), float64(r.apiAfter[0]-r.apiBefore[0])/float64(n))
+			float64(r.apiWrites)/float64(n), float64(r.apiRead)/float64(n))
 	}
 	fmt.Printf("rows in the sheet under the header: %d (want %d, the baselines' included); distinct session ids %d, duplicate rows %d\n",
 		rows, total, distinct, dups)
