@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -58,7 +59,9 @@ type rig struct {
 	engine  *oauth.Engine
 	hookURL string
 	calls   *apiCounter
-	ln      net.Listener
+	// hookMetrics is the webhook server's metrics registry.
+	hookMetrics *prometheus.Registry
+	ln          net.Listener
 	// close stops the sandbox and the listener.
 	close func()
 }
@@ -115,7 +118,8 @@ func listenLoopback() (net.Listener, string, error) {
 func (r *rig) start(ctx context.Context) error {
 	// RateLimit is zero: the per-client limit is off, since every
 	// benchmark client shares 127.0.0.1.
-	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+	r.hookMetrics = prometheus.NewRegistry()
+	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard(), Registerer: r.hookMetrics},
 		webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: r.ups, Outbound: r.out, Log: logr.Discard(),
 			PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Families()...)
 	if err != nil {

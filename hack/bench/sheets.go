@@ -192,6 +192,51 @@ type sheetsRun struct {
 	succeeded, failed  int
 	appends            int
 	apiWrites, apiRead int64
+	// served is the webhook server's own count and time of the route's
+	// answers (its request duration metric).
+	served servedTotals
+}
+
+// servedTotals are the count and summed time of the answers the webhook
+// server measured (switchboard_webhook_request_duration_seconds).
+type servedTotals struct {
+	count uint64
+	sum   float64
+}
+
+func (a servedTotals) add(b servedTotals) servedTotals {
+	return servedTotals{a.count + b.count, a.sum + b.sum}
+}
+
+func (a servedTotals) since(b servedTotals) servedTotals {
+	return servedTotals{a.count - b.count, a.sum - b.sum}
+}
+
+func (a servedTotals) mean() time.Duration {
+	if a.count == 0 {
+		return 0
+	}
+	return time.Duration(a.sum / float64(a.count) * float64(time.Second))
+}
+
+// served reads the webhook server's request duration totals, over every
+// route.
+func served(r *rig) servedTotals {
+	var t servedTotals
+	mfs, err := r.hookMetrics.Gather()
+	if err != nil {
+		return t
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "switchboard_webhook_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			t.count += m.GetHistogram().GetSampleCount()
+			t.sum += m.GetHistogram().GetSampleSum()
+		}
+	}
+	return t
 }
 
 // drainedBaseline creates the SheetSyncs of sessions from to to of the
@@ -233,6 +278,7 @@ func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, f
 	}
 	n := to - from
 	round := sheetsRate{lat: make([]time.Duration, n)}
+	servedBefore := served(rig.rig)
 	began := time.Now()
 	err := parallel(n, clients, func(i int) error {
 		b, _ := json.Marshal(benchSession(fmt.Sprintf("s%d", clients), from+i))
@@ -257,6 +303,7 @@ func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, f
 		return fmt.Errorf("ingest: %w", err)
 	}
 	_ = r.route.add(round, nil)
+	r.served = r.served.add(served(rig.rig).since(servedBefore))
 	lastPost := time.Now()
 	if err := r.waitDrained(ctx, rig, total, began); err != nil {
 		return err
@@ -359,6 +406,8 @@ func reportSheets(rig *sheetsRig, runs []*sheetsRun, n, total int) error {
 		fmt.Printf("  ratio ingest/baseline: accepted per second %.2f against creates while draining (goal ≥ 0.9), %.2f against idle creates; p99 latency %.2f, %.2f\n",
 			r.route.perSecond(n)/r.drainedBase.perSecond(n), r.route.perSecond(n)/r.idle.perSecond(n),
 			ratio(pctD(r.route.lat, 99), pctD(r.drainedBase.lat, 99)), ratio(pctD(r.route.lat, 99), pctD(r.idle.lat, 99)))
+		fmt.Printf("  the route's mean latency %s at the client, %s of it inside the webhook server's handler (its request duration metric; the baseline's creates: mean %s)\n",
+			meanD(r.route.lat).Round(100*time.Microsecond), r.served.mean().Round(100*time.Microsecond), meanD(r.drainedBase.lat).Round(100*time.Microsecond))
 		fmt.Printf("  values.append calls the sandbox counted: %d (%.1f sessions per append; pacing 1 append/s per connection, at most %d rows each)\n",
 			r.appends, float64(n)/float64(max(r.appends, 1)), sheetsync.MaxRows)
 		fmt.Printf("  the route's sessions Succeeded %s after each round's first post (%s after its last), summed over its 2 rounds; %d Failed\n",
@@ -463,4 +512,16 @@ func sheetsConnect(ctx context.Context, c client.Client, rig *sheetsRig) (*v1alp
 		return nil, err
 	}
 	return conn, nil
+}
+
+// meanD is the mean of d.
+func meanD(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	return sum / time.Duration(len(d))
 }
