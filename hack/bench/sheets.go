@@ -104,8 +104,8 @@ func benchSession(prefix string, i int) v1alpha1.TimeTrackerSession {
 //   - while the manager runs and drains them into the sheet as it drains
 //     the route's: the same work downstream, so the ratio is what the
 //     route costs beyond its one create. It and the route take turns in
-//     four rounds of n/2 (baseline, route, route, baseline).
-func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
+//     rounds (baseline, route, route, baseline, ...).
+func benchSheets(cfg *rest.Config, n, rounds int, clientCounts []int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
@@ -113,9 +113,12 @@ func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nSheetConnection: %d sessions per client count, one session per POST to the ingest route, the route and its baseline in rounds of %d (baseline, route, route, baseline);\n"+
+	if rounds < 2 || rounds%2 != 0 {
+		return fmt.Errorf("-sheet-rounds %d: an even number, 2 or more", rounds)
+	}
+	fmt.Printf("\nSheetConnection: %d sessions per client count, one session per POST to the ingest route, the route and its baseline in %d rounds of %d each (baseline, route, route, baseline, ...);\n"+
 		"instant sandbox (Sheets quota 60 writes/min/user), "+
-		"SheetConnection and SheetSync controllers in process (default options), webhook on loopback with the per-client rate limit off, real API server\n", n, n/2)
+		"SheetConnection and SheetSync controllers in process (default options), webhook on loopback with the per-client rate limit off, real API server\n", n, rounds, n/(rounds/2))
 
 	// The first baseline before the manager runs: nothing reconciles them.
 	idle := make([]sheetsRate, len(clientCounts))
@@ -138,16 +141,18 @@ func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
 	for i, clients := range clientCounts {
 		r := &sheetsRun{clients: clients, idle: idle[i]}
 		runs[i] = r
-		// Four rounds of half the sessions each, in the order baseline,
-		// route, route, baseline: what drifts over a run (the namespace's
-		// growing count of syncs, the cache's size, etcd's compactions)
-		// then falls on the route and its baseline alike. Each side's rate
-		// is its sessions over the sum of its rounds' times.
-		for round, route := range []bool{false, true, true, false} {
-			from, to := 0, n/2
-			if round >= 2 {
-				from, to = n/2, n
-			}
+		// Rounds of an equal share of the sessions each, in the order
+		// baseline, route, route, baseline, baseline, ...: what drifts
+		// over a run (the namespace's growing count of syncs, the cache's
+		// size) and what comes now and then (etcd's compactions, a
+		// collection in the API server) then falls on the route and its
+		// baseline alike. Each side's rate is its sessions over the sum of
+		// its rounds' times.
+		pairs := rounds / 2
+		for i := range 2 * pairs {
+			route := (i%2 == 1) != (i/2%2 == 1)
+			k := i / 2 // each side's k-th round
+			from, to := k*n/pairs, (k+1)*n/pairs
 			if route {
 				if err := r.ingest(ctx, rig, rig.hookURL+conn.Status.IngestPath, from, to, clients, total+to-from); err != nil {
 					return err
@@ -160,7 +165,7 @@ func benchSheets(cfg *rest.Config, n int, clientCounts []int) error {
 		r.drainedBase.sort()
 		r.route.sort()
 	}
-	return reportSheets(rig, runs, n, total)
+	return reportSheets(rig, runs, n, rounds, total)
 }
 
 // sheetsRate is one timed burst of creates or posts: each one's latency
@@ -392,7 +397,7 @@ func sheetRows(rig *sheetsRig) (rows, distinct, dups int) {
 
 // reportSheets prints the Sheets benchmark's figures and checks the sheet
 // holds one row per session (total, the baselines' included).
-func reportSheets(rig *sheetsRig, runs []*sheetsRun, n, total int) error {
+func reportSheets(rig *sheetsRig, runs []*sheetsRun, n, rounds, total int) error {
 	rows, distinct, dups := sheetRows(rig)
 	fmt.Printf("%-70s %10s %12s %10s %10s %10s\n", "", "time", "per second", "p50", "p95", "p99")
 	line := func(what string, r sheetsRate) {
@@ -401,8 +406,8 @@ func reportSheets(rig *sheetsRig, runs []*sheetsRun, n, total int) error {
 	for _, r := range runs {
 		fmt.Printf("%d clients:\n", r.clients)
 		line(fmt.Sprintf("  baseline: bare client, %d SheetSync creates, nothing reconciling", n), r.idle)
-		line(fmt.Sprintf("  baseline: bare client, %d SheetSync creates, the manager draining (rounds 1, 4)", n), r.drainedBase)
-		line(fmt.Sprintf("  ingest route: %d sessions accepted (202), the manager draining (rounds 2, 3)", n), r.route)
+		line(fmt.Sprintf("  baseline: bare client, %d SheetSync creates, the manager draining (%d rounds)", n, rounds/2), r.drainedBase)
+		line(fmt.Sprintf("  ingest route: %d sessions accepted (202), the manager draining (%d rounds)", n, rounds/2), r.route)
 		fmt.Printf("  ratio ingest/baseline: accepted per second %.2f against creates while draining (goal ≥ 0.9), %.2f against idle creates; p99 latency %.2f, %.2f\n",
 			r.route.perSecond(n)/r.drainedBase.perSecond(n), r.route.perSecond(n)/r.idle.perSecond(n),
 			ratio(pctD(r.route.lat, 99), pctD(r.drainedBase.lat, 99)), ratio(pctD(r.route.lat, 99), pctD(r.idle.lat, 99)))
@@ -410,8 +415,8 @@ func reportSheets(rig *sheetsRig, runs []*sheetsRun, n, total int) error {
 			meanD(r.route.lat).Round(100*time.Microsecond), r.served.mean().Round(100*time.Microsecond), meanD(r.drainedBase.lat).Round(100*time.Microsecond))
 		fmt.Printf("  values.append calls the sandbox counted: %d (%.1f sessions per append; pacing 1 append/s per connection, at most %d rows each)\n",
 			r.appends, float64(n)/float64(max(r.appends, 1)), sheetsync.MaxRows)
-		fmt.Printf("  the route's sessions Succeeded %s after each round's first post (%s after its last), summed over its 2 rounds; %d Failed\n",
-			r.drained.Round(time.Millisecond), r.afterLast.Round(time.Millisecond), r.failed)
+		fmt.Printf("  the route's sessions Succeeded %s after each round's first post (%s after its last), summed over its %d rounds; %d Failed\n",
+			r.drained.Round(time.Millisecond), r.afterLast.Round(time.Millisecond), rounds/2, r.failed)
 		fmt.Printf("  API requests per session, ingest and drain (the webhook's create included): %.2f writes (goal ≤ 2.0), %.2f reads\n",
 			float64(r.apiWrites)/float64(n), float64(r.apiRead)/float64(n))
 	}
