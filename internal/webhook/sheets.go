@@ -166,7 +166,9 @@ func answerBatch(w http.ResponseWriter, results []sessionResult) {
 // createSyncs creates a SheetSync for each valid session, several at once.
 // An error is a write the API server did not take for a reason other than
 // the object: the caller retries the post, and what was created is then a
-// duplicate.
+// duplicate. A post of one session (the usual one) creates it on the
+// request's own goroutine: on a loaded node each hand-over to another
+// goroutine and back waits for a CPU.
 func createSyncs(r *http.Request, d Deps, conn *v1alpha1.SheetConnection, items []timesheet.Item) ([]sessionResult, error) {
 	results := make([]sessionResult, len(items))
 	var (
@@ -176,6 +178,24 @@ func createSyncs(r *http.Request, d Deps, conn *v1alpha1.SheetConnection, items 
 		seen     = map[string]bool{}
 		sem      = make(chan struct{}, ingestCreators)
 	)
+	create := func(i int, it timesheet.Item) {
+		s := timesheet.NewSync(conn, it.Session)
+		res := sessionResult{ID: it.ID, Status: sessionAccepted, SheetSync: s.Name}
+		err := d.Client.Create(r.Context(), s)
+		var st apierrors.APIStatus
+		switch {
+		case err == nil:
+		case apierrors.IsAlreadyExists(err):
+			res.Status = sessionDuplicate
+		case apierrors.IsInvalid(err) && errors.As(err, &st):
+			res = sessionResult{ID: it.ID, Status: sessionInvalid, Error: &timesheet.FieldError{Field: "session", Message: st.Status().Message}}
+		default:
+			mu.Lock()
+			firstErr = errors.Join(firstErr, err)
+			mu.Unlock()
+		}
+		results[i] = res
+	}
 	for i, it := range items {
 		results[i] = sessionResult{ID: it.ID, Status: sessionInvalid, Error: it.Err}
 		if it.Err != nil {
@@ -186,26 +206,15 @@ func createSyncs(r *http.Request, d Deps, conn *v1alpha1.SheetConnection, items 
 			continue
 		}
 		seen[it.Session.ID] = true
+		if len(items) == 1 {
+			create(i, it)
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			s := timesheet.NewSync(conn, it.Session)
-			res := sessionResult{ID: it.ID, Status: sessionAccepted, SheetSync: s.Name}
-			err := d.Client.Create(r.Context(), s)
-			var st apierrors.APIStatus
-			switch {
-			case err == nil:
-			case apierrors.IsAlreadyExists(err):
-				res.Status = sessionDuplicate
-			case apierrors.IsInvalid(err) && errors.As(err, &st):
-				res = sessionResult{ID: it.ID, Status: sessionInvalid, Error: &timesheet.FieldError{Field: "session", Message: st.Status().Message}}
-			default:
-				mu.Lock()
-				firstErr = errors.Join(firstErr, err)
-				mu.Unlock()
-			}
-			results[i] = res
+			create(i, it)
 		}()
 	}
 	wg.Wait()
