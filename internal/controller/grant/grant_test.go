@@ -133,7 +133,7 @@ func TestARefreshLeadIsATwentiethOfRefreshBeforeFromOneToFiveMinutes(t *testing.
 		40 * time.Minute:      2 * time.Minute,
 		time.Hour:             3 * time.Minute,
 		100 * time.Minute:     5 * time.Minute,
-		24 * time.Hour:        5 * time.Minute, // NotionIntegration's default
+		24 * time.Hour:        5 * time.Minute,  // NotionIntegration's default
 		30 * time.Second:      30 * time.Second, // never more than refreshBefore
 		time.Second:           time.Second,
 		1000 * 24 * time.Hour: 5 * time.Minute,
