@@ -103,12 +103,8 @@ func pageFill(ctx context.Context, notionEmu *sandbox.Notion, db string, hook no
 		e2e = append(e2e, time.Since(t0))
 	}
 	sortDurations(e2e)
-	var sum time.Duration
-	for _, d := range e2e {
-		sum += d
-	}
 	fmt.Printf("event → page filled (%d events, one at a time, instant sandbox, arXiv pacing off): mean %s, p50 %s, p95 %s (seed: ≤ 2 s on average)\n",
-		pages, (sum / time.Duration(len(e2e))).Round(100*time.Microsecond), pctMs(e2e, 50), pctMs(e2e, 95))
+		pages, meanD(e2e).Round(100*time.Microsecond), pctMs(e2e, 50), pctMs(e2e, 95))
 	return nil
 }
 

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -157,13 +156,17 @@ func benchSheets(cfg *rest.Config, n, rounds int, clientCounts []int) error {
 				if err := r.ingest(ctx, rig, rig.hookURL+conn.Status.IngestPath, from, to, clients, total+to-from); err != nil {
 					return err
 				}
-			} else if err := r.drainedBase.add(drainedBaseline(ctx, c, rig, from, to, clients, total)); err != nil {
-				return fmt.Errorf("baseline with the manager draining: %w", err)
+			} else {
+				base, err := drainedBaseline(ctx, c, rig, from, to, clients, total)
+				if err != nil {
+					return fmt.Errorf("baseline with the manager draining: %w", err)
+				}
+				r.drainedBase.add(base)
 			}
 			total += to - from
 		}
-		r.drainedBase.sort()
-		r.route.sort()
+		sortDurations(r.drainedBase.lat)
+		sortDurations(r.route.lat)
 	}
 	return reportSheets(rig, runs, n, rounds, total)
 }
@@ -178,13 +181,10 @@ type sheetsRate struct {
 func (s sheetsRate) perSecond(n int) float64 { return float64(n) / s.took.Seconds() }
 
 // add adds a round's latencies and time to s.
-func (s *sheetsRate) add(round sheetsRate, err error) error {
+func (s *sheetsRate) add(round sheetsRate) {
 	s.lat = append(s.lat, round.lat...)
 	s.took += round.took
-	return err
 }
-
-func (s *sheetsRate) sort() { slices.Sort(s.lat) }
 
 // sheetsRun is what the Sheets benchmark measured at one client count:
 // the baselines, the ingest route's latencies and time, the drain's, and
@@ -307,7 +307,7 @@ func (r *sheetsRun) ingest(ctx context.Context, rig *sheetsRig, ingest string, f
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	_ = r.route.add(round, nil)
+	r.route.add(round)
 	r.served = r.served.add(served(rig.rig).since(servedBefore))
 	lastPost := time.Now()
 	if err := r.waitDrained(ctx, rig, total, began); err != nil {
@@ -517,16 +517,4 @@ func sheetsConnect(ctx context.Context, c client.Client, rig *sheetsRig) (*v1alp
 		return nil, err
 	}
 	return conn, nil
-}
-
-// meanD is the mean of d.
-func meanD(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, x := range d {
-		sum += x
-	}
-	return sum / time.Duration(len(d))
 }

@@ -65,6 +65,18 @@ func drive(clients, count int, do func(i int) (bool, error)) (perSecond float64,
 
 func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
 
+// meanD is the mean of d (0 for none).
+func meanD(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	return sum / time.Duration(len(d))
+}
+
 // pctD is the p-th percentile of sorted durations (nearest rank).
 func pctD(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
