@@ -84,12 +84,15 @@ func grantDigestOf(s *corev1.Secret) string {
 // cached object (cache.TransformStripManagedFields).
 func DropSecretData() func(any) (any, error) {
 	strip := cache.TransformStripManagedFields()
+	// The informer hands the transform the object it decoded and will
+	// keep: it is changed in place, as the managed-fields transform does.
 	return func(in any) (any, error) {
 		if s, ok := in.(*corev1.Secret); ok && s.Data != nil {
-			labels := make(map[string]string, len(s.Labels)+1)
-			maps.Copy(labels, s.Labels)
-			labels[GrantDigestLabel] = GrantDigest(s.Data)
-			s.Labels, s.Data, s.StringData = labels, nil, nil
+			if s.Labels == nil {
+				s.Labels = map[string]string{}
+			}
+			s.Labels[GrantDigestLabel] = GrantDigest(s.Data)
+			s.Data, s.StringData = nil, nil
 		}
 		return strip(in)
 	}
