@@ -106,8 +106,10 @@ func ParseNamespaces(s string) []string {
 func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 	// No object's managedFields are cached: nothing here reads them, and
 	// they are the bulk of a small object's memory and of each copy the
-	// cache hands out.
-	opts := cache.Options{Scheme: scheme, DefaultTransform: cache.TransformStripManagedFields()}
+	// cache hands out. The strings objects hold alike are kept once
+	// (Compact).
+	compact := Compact()
+	opts := cache.Options{Scheme: scheme, DefaultTransform: compact}
 	if len(s.Watch) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range s.Watch {
@@ -121,7 +123,14 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 	// of the time.
 	secrets := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})}
 	if s.SecretsOnlyWake {
-		secrets.Transform = oauth.DropSecretData()
+		drop := oauth.DropSecretData()
+		secrets.Transform = func(in any) (any, error) {
+			out, err := drop(in)
+			if err != nil {
+				return out, err
+			}
+			return compact(out)
+		}
 	}
 	var secretNS []string
 	switch {

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package setup
+
+import (
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+// Compact is the transform every object takes on its way into a binary's
+// informer cache. It drops managedFields (cache.TransformStripManagedFields)
+// and keeps one copy of the strings that thousands of cached objects hold
+// alike, where each decoded object had its own: the namespace, finalizers,
+// label and annotation keys, owner references' group and kind, a Secret's
+// type and data keys, and each condition's type, status and reason. A
+// condition's message, which holds object names, is only shared among the
+// conditions of one object (Ready and Stalled often say the same thing).
+//
+// The strings are interned in a pool of at most maxInterned entries of at
+// most maxInternedLen bytes, which never shrinks; once it is full, new
+// strings are kept as decoded. Only fields whose values come from a small
+// set (constants of the code and of the API) are interned, so the pool
+// does not fill with names.
+//
+// Like the managed-fields transform it changes the object in place: the
+// informer hands it the object it decoded and will keep. Nothing changes
+// what the object says: Go strings are immutable, so sharing one is
+// invisible to a reader, and the deep copies the cache hands out share
+// them as they shared the decoded ones.
+func Compact() toolscache.TransformFunc {
+	strip := cache.TransformStripManagedFields()
+	p := &internPool{}
+	return func(in any) (any, error) {
+		out, err := strip(in)
+		if err != nil {
+			return out, err
+		}
+		p.object(out)
+		return out, nil
+	}
+}
+
+const (
+	maxInterned    = 4096
+	maxInternedLen = 128
+)
+
+// internPool maps each interned string to its one copy.
+type internPool struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+func (p *internPool) intern(s string) string {
+	if s == "" || len(s) > maxInternedLen {
+		return s
+	}
+	if v, ok := p.m.Load(s); ok {
+		return v.(string)
+	}
+	if p.n.Load() >= maxInterned {
+		return s
+	}
+	v, loaded := p.m.LoadOrStore(s, s)
+	if !loaded {
+		p.n.Add(1)
+	}
+	return v.(string)
+}
+
+// keys gives m with its keys interned (a new map: a key cannot be
+// replaced in place), or m itself when it is empty.
+func keys[V any](p *internPool, m map[string]V) map[string]V {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[p.intern(k)] = v
+	}
+	return out
+}
+
+func (p *internPool) object(o any) {
+	if a, ok := o.(metav1.ObjectMetaAccessor); ok {
+		if m, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			p.meta(m)
+		}
+	}
+	if s, ok := o.(*corev1.Secret); ok {
+		s.Type = corev1.SecretType(p.intern(string(s.Type)))
+		s.Data = keys(p, s.Data)
+	}
+	if so, ok := o.(v1alpha1.StatusObject); ok {
+		p.conditions(so.GetReconcileStatus().Conditions)
+	}
+}
+
+func (p *internPool) meta(m *metav1.ObjectMeta) {
+	m.Namespace = p.intern(m.Namespace)
+	for i := range m.Finalizers {
+		m.Finalizers[i] = p.intern(m.Finalizers[i])
+	}
+	m.Labels = keys(p, m.Labels)
+	m.Annotations = keys(p, m.Annotations)
+	for i := range m.OwnerReferences {
+		r := &m.OwnerReferences[i]
+		r.APIVersion, r.Kind = p.intern(r.APIVersion), p.intern(r.Kind)
+	}
+}
+
+func (p *internPool) conditions(cs []metav1.Condition) {
+	for i := range cs {
+		c := &cs[i]
+		c.Type, c.Reason = p.intern(c.Type), p.intern(c.Reason)
+		c.Status = metav1.ConditionStatus(p.intern(string(c.Status)))
+		for j := range i {
+			if cs[j].Message == c.Message {
+				c.Message = cs[j].Message
+				break
+			}
+		}
+	}
+}

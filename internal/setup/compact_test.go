@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package setup
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+)
+
+// decoded gives a fresh copy of obj as the informer has it: decoded from
+// the API server's JSON, each string its own allocation.
+func decoded[T any](t *testing.T, obj *T) *T {
+	t.Helper()
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func same(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+func watch(i int) *v1alpha1.CalendarWatch {
+	w := &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{
+		Name: fmt.Sprintf("cw-%d", i), Namespace: "team-a", Finalizers: []string{v1alpha1.Finalizer},
+		Labels:        map[string]string{"app.kubernetes.io/part-of": fmt.Sprintf("app-%d", i)},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}},
+	}}
+	msg := fmt.Sprintf("google grant in Secret team-a/token-%d has no refresh token", i)
+	w.Status.Conditions = []metav1.Condition{
+		{Type: "Authenticated", Status: metav1.ConditionFalse, Reason: "ReauthRequired", Message: msg},
+		{Type: "Ready", Status: metav1.ConditionFalse, Reason: "ReauthRequired", Message: msg},
+		{Type: "Stalled", Status: metav1.ConditionTrue, Reason: "ReauthRequired", Message: msg},
+	}
+	return w
+}
+
+func TestCompactSharesTheStringsObjectsHoldAlikeAndChangesNothingTheySay(t *testing.T) {
+	compact := Compact()
+	var kept []*v1alpha1.CalendarWatch
+	for i := range 2 {
+		in := decoded(t, watch(i))
+		want := in.DeepCopy()
+		want.ManagedFields = nil
+		out, err := compact(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.(*v1alpha1.CalendarWatch)
+		if !equality.Semantic.DeepEqual(got, want) {
+			t.Fatalf("compact changed the object:\n got %+v\nwant %+v", got, want)
+		}
+		kept = append(kept, got)
+	}
+	a, b := kept[0], kept[1]
+	for _, pair := range []struct {
+		what string
+		x, y string
+	}{
+		{"namespace", a.Namespace, b.Namespace},
+		{"finalizer", a.Finalizers[0], b.Finalizers[0]},
+		{"condition type", a.Status.Conditions[2].Type, b.Status.Conditions[2].Type},
+		{"condition status", string(a.Status.Conditions[0].Status), string(b.Status.Conditions[1].Status)},
+		{"condition reason", a.Status.Conditions[0].Reason, b.Status.Conditions[2].Reason},
+	} {
+		if !same(pair.x, pair.y) {
+			t.Errorf("the two objects' %s %q is held twice", pair.what, pair.x)
+		}
+	}
+	for k := range a.Labels {
+		for k2 := range b.Labels {
+			if !same(k, k2) {
+				t.Errorf("the label key %q is held twice", k)
+			}
+		}
+	}
+	// A message names the object: shared among its own conditions only.
+	if c := a.Status.Conditions; !same(c[0].Message, c[1].Message) || !same(c[0].Message, c[2].Message) {
+		t.Errorf("one object's three equal messages are held apart")
+	}
+	if a.Labels["app.kubernetes.io/part-of"] == b.Labels["app.kubernetes.io/part-of"] {
+		t.Fatalf("the fixture's label values should differ")
+	}
+}
+
+func TestCompactKeepsASecretsDataAndSharesItsKeys(t *testing.T) {
+	compact := Compact()
+	var kept []*corev1.Secret
+	for i := range 2 {
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("link-%d", i), Namespace: "switchboard-system",
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReceiveLink", Name: fmt.Sprintf("rl-%d", i)}}},
+			Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{"url": []byte(fmt.Sprintf("https://example.com/%d", i))},
+		}
+		in := decoded(t, s)
+		out, err := compact(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.(*corev1.Secret)
+		if !equality.Semantic.DeepEqual(got, s) {
+			t.Fatalf("compact changed the Secret:\n got %+v\nwant %+v", got, s)
+		}
+		kept = append(kept, got)
+	}
+	a, b := kept[0], kept[1]
+	if !same(string(a.Type), string(b.Type)) || !same(a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind) ||
+		!same(a.OwnerReferences[0].APIVersion, b.OwnerReferences[0].APIVersion) {
+		t.Errorf("the Secrets' type or owner's kind is held twice")
+	}
+	for k := range a.Data {
+		for k2 := range b.Data {
+			if !same(k, k2) {
+				t.Errorf("the data key %q is held twice", k)
+			}
+		}
+	}
+}
+
+func TestTheInternPoolIsBounded(t *testing.T) {
+	p := &internPool{}
+	for i := range maxInterned + 100 {
+		p.intern(fmt.Sprintf("reason-%d", i))
+	}
+	if n := p.n.Load(); n != maxInterned {
+		t.Fatalf("the pool holds %d strings, want at most %d", n, maxInterned)
+	}
+	late := fmt.Sprintf("reason-%d", maxInterned+1)
+	if got := p.intern(late); got != late {
+		t.Fatalf("a string past the bound came back as %q", got)
+	}
+	long := string(make([]byte, maxInternedLen+1))
+	if _, ok := p.m.Load(long); ok || !same(p.intern(long), long) {
+		t.Fatalf("a string longer than %d bytes was interned", maxInternedLen)
+	}
+	first := "reason-0"
+	if !same(p.intern(string([]byte(first))), p.intern(string([]byte(first)))) {
+		t.Fatalf("an interned string is not given back as its one copy")
+	}
+}
