@@ -109,6 +109,12 @@ func (e *Engine) Ensure(ctx context.Context, p Provider, clientKey, tokenKey typ
 		if st.exists && st.AccessToken != "" && !e.Due(st.Token, margin) {
 			return st.Token, nil
 		}
+		if !st.exists || st.RefreshToken == "" {
+			// Nothing to refresh with: said without reading the Secret
+			// again in the flight (an object waiting to be connected
+			// comes here at every reconcile).
+			return Token{}, noRefreshToken(p, tokenKey)
+		}
 	}
 	v, err, _ := e.flights.Do(tokenKey.String(), func() (any, error) {
 		return e.refresh(ctx, p, clientKey, tokenKey, margin, force)
@@ -119,13 +125,19 @@ func (e *Engine) Ensure(ctx context.Context, p Provider, clientKey, tokenKey typ
 	return v.(Token), nil
 }
 
+// noRefreshToken is the error of a grant missing, or stored without a
+// refresh token: a person connects (again).
+func noRefreshToken(p Provider, tokenKey types.NamespacedName) error {
+	return fmt.Errorf("%s grant in Secret %s has no refresh token: %w", p.Name, tokenKey, ErrReauthRequired)
+}
+
 func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey types.NamespacedName, margin time.Duration, force bool) (Token, error) {
 	st, err := e.Store.load(ctx, tokenKey)
 	if err != nil {
 		return Token{}, err
 	}
 	if !st.exists || st.RefreshToken == "" {
-		return Token{}, fmt.Errorf("%s grant in Secret %s has no refresh token: %w", p.Name, tokenKey, ErrReauthRequired)
+		return Token{}, noRefreshToken(p, tokenKey)
 	}
 	if !force && st.AccessToken != "" && !e.Due(st.Token, margin) {
 		return st.Token, nil // refreshed by the flight before ours

@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -137,6 +138,53 @@ func TestATokenThatIsNotDueIsNotRefreshed(t *testing.T) {
 	tok, err := f.engine.Ensure(context.Background(), oauth.Notion, f.clientKey, f.tokenKey, 24*time.Hour, false)
 	if err != nil || tok.AccessToken != "ntn_x" || box.Calls(sandbox.NotionOAuthToken) != 0 {
 		t.Fatalf("token %q, err %v, calls %d", tok.AccessToken, err, box.Calls(sandbox.NotionOAuthToken))
+	}
+}
+
+// counting is a reader that counts the Secrets it reads.
+type counting struct {
+	client.Reader
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *counting) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func TestAGrantMissingOrWithoutARefreshTokenIsOneReadAndNoCall(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tok   *oauth.Token
+		force bool
+	}{
+		{name: "no token Secret"},
+		{name: "no token Secret, asked", force: true},
+		{name: "an expired access token and no refresh token", tok: &oauth.Token{AccessToken: "ntn_x", Expiry: time.Now().Add(-time.Hour)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			box.ResetCalls()
+			f := newFixture(t, "notion-client", "notion-secret", oauth.Token{RefreshToken: "nrt_unused"})
+			if tc.tok == nil {
+				if err := env.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: f.tokenKey.Name, Namespace: f.tokenKey.Namespace}}); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := f.engine.Store.Save(context.Background(), f.tokenKey, *tc.tok); err != nil {
+				t.Fatal(err)
+			}
+			reader := &counting{Reader: env.Client}
+			f.engine.Store.Reader = reader
+			_, err := f.engine.Ensure(context.Background(), oauth.Notion, f.clientKey, f.tokenKey, time.Hour, tc.force)
+			if !errors.Is(err, oauth.ErrReauthRequired) || !strings.Contains(err.Error(), "has no refresh token") {
+				t.Fatalf("Ensure: %v, want ErrReauthRequired (no refresh token)", err)
+			}
+			if reader.reads != 1 || box.Calls(sandbox.NotionOAuthToken) != 0 {
+				t.Fatalf("%d Secret reads and %d token calls, want 1 and 0", reader.reads, box.Calls(sandbox.NotionOAuthToken))
+			}
+		})
 	}
 }
 
