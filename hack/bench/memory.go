@@ -24,10 +24,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -39,6 +41,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -46,7 +49,7 @@ import (
 // as the chart runs them (one Deployment each; watching the benchmark's
 // namespace, which holds every object),
 // with objects of all seven kinds at once, and each binary's resident set
-// at three points of one run:
+// and live heap (after a collection) at three points of one run:
 //
 //   - idle, no Switchboard object: the baseline;
 //   - -mem-first (1,000) of each kind, every one reconciled;
@@ -63,11 +66,23 @@ import (
 // parents, waiting for it. Connected parents would keep one more Secret
 // each (the token), which the manager's cache holds as it holds the
 // connect Secret.
+//
+// Each binary runs as it does in a container with a memory limit (-mem-limits,
+// the chart's resources.limits.memory): with the soft limit it sets from
+// its cgroup (setup.SoftMemoryLimit), given here as GOMEMLIMIT. The
+// default limits are the goals, 300Mi and 150Mi; "none" runs
+// both without a soft limit, the heap free to grow to twice what is live.
 type memoryOptions struct {
 	first, objects int
 	// profileDir, when set, receives each binary's heap profile at each
 	// reading (their --pprof-bind-address).
 	profileDir string
+	// managerLimit and webhookLimit are the containers' memory limits in
+	// bytes (0: none).
+	managerLimit, webhookLimit int64
+	// settle is how long the objects of one reading may take to be
+	// reconciled once created.
+	settle time.Duration
 }
 
 const (
@@ -146,10 +161,11 @@ func memMeta(prefix string, i int) metav1.ObjectMeta {
 }
 
 // memProcs are the two binaries under measurement, and their profiling
-// addresses.
+// and metrics addresses.
 type memProcs struct {
-	manager, webhook        *local.Process
-	managerPprof, hookPprof string
+	manager, webhook            *local.Process
+	managerPprof, hookPprof     string
+	managerMetrics, hookMetrics string
 }
 
 // profile saves each binary's heap profile, after a collection, as
@@ -175,17 +191,43 @@ func (p memProcs) profile(dir string, objects int) error {
 	return nil
 }
 
-// memReading is one reading of both binaries' resident sets, in bytes.
+// memReading is one reading of both binaries' resident sets and live
+// heaps, in bytes.
 type memReading struct {
-	objects                 int
-	managerRSS, managerPeak int64
-	webhookRSS, webhookPeak int64
+	objects                  int
+	managerRSS, managerPeak  int64
+	webhookRSS, webhookPeak  int64
+	managerHeap, webhookHeap int64
 }
 
-func (p memProcs) read(objects int) memReading {
-	return memReading{objects: objects,
+// read takes the resident sets, then each binary's live heap: the heap
+// its runtime holds right after a collection (the pprof handler's gc=1
+// runs one).
+func (p memProcs) read(objects int) (memReading, error) {
+	r := memReading{objects: objects,
 		managerRSS: p.manager.RSS(), managerPeak: p.manager.PeakRSS(),
 		webhookRSS: p.webhook.RSS(), webhookPeak: p.webhook.PeakRSS()}
+	var err error
+	if r.managerHeap, err = liveHeap(p.managerPprof, p.managerMetrics); err != nil {
+		return r, fmt.Errorf("manager: %w", err)
+	}
+	if r.webhookHeap, err = liveHeap(p.hookPprof, p.hookMetrics); err != nil {
+		return r, fmt.Errorf("webhook: %w", err)
+	}
+	return r, nil
+}
+
+// liveHeap has the binary collect (its heap profile with gc=1), then
+// reads its go_memstats_heap_alloc_bytes.
+func liveHeap(pprofAddr, metricsAddr string) (int64, error) {
+	resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	v, err := metricValue("http://"+metricsAddr+"/metrics", "go_memstats_heap_alloc_bytes")
+	return int64(v), err
 }
 
 // benchMemory runs the memory benchmark on env's control plane.
@@ -214,16 +256,22 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 	box := sandbox.New(sandbox.NewSpeakerDeck(), sandbox.NewNotion(), sandbox.NewArxiv(), google, cal, sandbox.NewGoogleSheets(google))
 	srv := httptest.NewServer(box)
 	defer srv.Close()
-	procs, stop, err := startMemoryBinaries(ctx, env, bin, srv.URL, s3.Endpoint, o.profileDir != "")
+	procs, stop, err := startMemoryBinaries(ctx, env, bin, srv.URL, s3.Endpoint, o)
 	defer stop()
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\nMemory: the manager and webhook binaries (default flags but --watch-namespaces %s), objects of all 7 kinds at once on the real API server,\n"+
-		"SlideStocks stocked from an instant sandbox, links minted on versitygw, OAuth parents waiting for a connect with a PaperSync or SheetSync each\n", memNS)
+		"SlideStocks stocked from an instant sandbox, links minted on versitygw, OAuth parents waiting for a connect with a PaperSync or SheetSync each;\n"+
+		"container memory limits %s (manager) and %s (webhook): each binary's soft limit (GOMEMLIMIT) is %.0f %% of its own\n",
+		memNS, limitText(o.managerLimit), limitText(o.webhookLimit), setup.MemoryLimitShare*100)
 	kinds := memKinds()
-	fmt.Printf("%-34s %14s %14s %14s %14s\n", "", "manager RSS", "manager peak", "webhook RSS", "webhook peak")
-	readings := []memReading{procs.read(0)}
+	fmt.Printf("%-34s %14s %14s %14s %14s %14s %14s\n", "", "manager RSS", "manager peak", "manager heap", "webhook RSS", "webhook peak", "webhook heap")
+	idle, err := procs.read(0)
+	if err != nil {
+		return err
+	}
+	readings := []memReading{idle}
 	printReading(readings[0], len(kinds))
 	objs, err := memCache(ctx, cfg, kinds)
 	if err != nil {
@@ -238,13 +286,17 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 		if err != nil {
 			return err
 		}
-		settled, err := timed(func() error { return memSettled(ctx, objs, procs, kinds, n) })
+		settled, err := timed(func() error { return memSettled(ctx, objs, procs, kinds, n, o.settle) })
 		if err != nil {
 			return err
 		}
 		fmt.Printf("%d of each kind (%d objects): created in %s, every one reconciled %s later\n",
 			n, n*len(kinds), took.Round(time.Second), settled.Round(time.Second))
-		readings = append(readings, procs.read(n*len(kinds)))
+		x, err := procs.read(n * len(kinds))
+		if err != nil {
+			return err
+		}
+		readings = append(readings, x)
 		printReading(readings[len(readings)-1], len(kinds))
 		if o.profileDir != "" {
 			if err := procs.profile(o.profileDir, n*len(kinds)); err != nil {
@@ -252,7 +304,45 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 			}
 		}
 	}
-	return reportMemory(readings)
+	return reportMemory(readings, o)
+}
+
+// parseMemLimits reads -mem-limits: "none", or the manager's and the
+// webhook's container memory limits as Kubernetes quantities, "300Mi,150Mi".
+func parseMemLimits(s string) (manager, webhook int64, err error) {
+	if s == "none" {
+		return 0, 0, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) != 2 {
+		return 0, 0, fmt.Errorf("-mem-limits %q: want \"none\" or the manager's and the webhook's limits, \"300Mi,150Mi\"", s)
+	}
+	var out [2]int64
+	for i, part := range parts {
+		q, err := resource.ParseQuantity(strings.TrimSpace(part))
+		if err != nil || q.Value() <= 0 {
+			return 0, 0, fmt.Errorf("-mem-limits %q: %q is not a memory quantity such as 300Mi", s, part)
+		}
+		out[i] = q.Value()
+	}
+	return out[0], out[1], nil
+}
+
+// limitText shows a container memory limit, in MiB.
+func limitText(b int64) string {
+	if b == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%.0fMi", mib(b))
+}
+
+// softLimitEnv is the environment of a binary run as in a container with
+// limit bytes of memory (none for 0).
+func softLimitEnv(limit int64) []string {
+	if limit == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("GOMEMLIMIT=%d", setup.SoftMemoryLimit(limit))}
 }
 
 // memFixtures creates the namespaces and the Secrets a person creates: the
@@ -282,7 +372,7 @@ func memFixtures(ctx context.Context, c client.Client, s3 *testenv.S3) error {
 // startMemoryBinaries starts the manager and the webhook server binaries,
 // each with its own kubeconfig and ports, pointed at the sandbox and S3,
 // and waits until both are ready. stop is never nil.
-func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, sandboxURL, s3URL string, profile bool) (memProcs, func(), error) {
+func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, sandboxURL, s3URL string, o memoryOptions) (memProcs, func(), error) {
 	var p memProcs
 	stop := func() {
 		for _, proc := range []*local.Process{p.webhook, p.manager} {
@@ -295,11 +385,10 @@ func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, san
 	if err != nil {
 		return p, stop, err
 	}
-	var managerArgs, hookArgs []string
-	if profile {
-		p.managerPprof, p.hookPprof = ports[5], ports[6]
-		managerArgs, hookArgs = []string{"--pprof-bind-address", p.managerPprof}, []string{"--pprof-bind-address", p.hookPprof}
-	}
+	// Profiling is on in both, on local ports: each reading has the
+	// binary collect before its live heap is read.
+	p.managerPprof, p.hookPprof, p.managerMetrics, p.hookMetrics = ports[5], ports[6], ports[2], ports[4]
+	managerArgs, hookArgs := []string{"--pprof-bind-address", p.managerPprof}, []string{"--pprof-bind-address", p.hookPprof}
 	publicURL := "http://" + ports[0]
 	// Both watch only the benchmark's namespace: under -suite all the
 	// other suites' objects are still on the API server.
@@ -309,10 +398,10 @@ func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, san
 	}
 	// The last --upstream of a name wins: S3 is versitygw.
 	common = append(common, "--upstream", "s3="+s3URL)
-	if p.manager, err = startBinary(ctx, env, bin, "manager", ports[1], time.Minute, append(append([]string{"--metrics-bind-address", ports[2]}, managerArgs...), common...)...); err != nil {
+	if p.manager, err = startBinary(ctx, env, bin, "manager", ports[1], time.Minute, softLimitEnv(o.managerLimit), append(append([]string{"--metrics-bind-address", ports[2]}, managerArgs...), common...)...); err != nil {
 		return p, stop, err
 	}
-	p.webhook, err = startBinary(ctx, env, bin, "webhook", ports[3], time.Minute, append(append([]string{"--metrics-bind-address", ports[4], "--bind-address", ports[0]}, hookArgs...), common...)...)
+	p.webhook, err = startBinary(ctx, env, bin, "webhook", ports[3], time.Minute, softLimitEnv(o.webhookLimit), append(append([]string{"--metrics-bind-address", ports[4], "--bind-address", ports[0]}, hookArgs...), common...)...)
 	return p, stop, err
 }
 
@@ -340,9 +429,9 @@ func memCreate(ctx context.Context, c client.Client, s3 *testenv.S3, kinds []mem
 // the bench's own informers (watch events; listing 70,000 objects from
 // the API server every poll would be most of its load), and fails if a
 // binary exits.
-func memSettled(ctx context.Context, objs cache.Cache, p memProcs, kinds []memKind, n int) error {
+func memSettled(ctx context.Context, objs cache.Cache, p memProcs, kinds []memKind, n int, settle time.Duration) error {
 	waiting := map[string]int{}
-	return poll.Until(ctx, "", 2*time.Second, 20*time.Minute, func() (bool, error) {
+	return poll.Until(ctx, "", 2*time.Second, settle, func() (bool, error) {
 		for _, proc := range []*local.Process{p.manager, p.webhook} {
 			if proc.Exited() {
 				return false, poll.Stop(fmt.Errorf("a binary exited (log %s): %w", proc.Log, proc.Err()))
@@ -406,16 +495,19 @@ func printReading(x memReading, kinds int) {
 	if x.objects > 0 {
 		what = fmt.Sprintf("%d of each kind (%d objects)", x.objects/kinds, x.objects)
 	}
-	fmt.Printf("%-34s %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB\n", what, mib(x.managerRSS), mib(x.managerPeak), mib(x.webhookRSS), mib(x.webhookPeak))
+	fmt.Printf("%-34s %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB\n", what,
+		mib(x.managerRSS), mib(x.managerPeak), mib(x.managerHeap), mib(x.webhookRSS), mib(x.webhookPeak), mib(x.webhookHeap))
 }
 
 // reportMemory prints, after the readings, the growth per 1,000 objects
-// of each stage against the idle baseline, and the goals.
-func reportMemory(r []memReading) error {
+// of each stage (peak resident set, and live heap, which a soft limit
+// does not bend), and the goals.
+func reportMemory(r []memReading, o memoryOptions) error {
 	for i := 1; i < len(r); i++ {
 		per := float64(r[i].objects-r[i-1].objects) / 1000
-		fmt.Printf("growth %d → %d objects, per 1,000 objects: manager %.2f MiB, webhook %.2f MiB (peak)\n",
-			r[i-1].objects, r[i].objects, mib(r[i].managerPeak-r[i-1].managerPeak)/per, mib(r[i].webhookPeak-r[i-1].webhookPeak)/per)
+		fmt.Printf("growth %d → %d objects, per 1,000 objects: manager %.2f MiB peak, %.2f MiB live heap; webhook %.2f MiB peak, %.2f MiB live heap\n",
+			r[i-1].objects, r[i].objects, mib(r[i].managerPeak-r[i-1].managerPeak)/per, mib(r[i].managerHeap-r[i-1].managerHeap)/per,
+			mib(r[i].webhookPeak-r[i-1].webhookPeak)/per, mib(r[i].webhookHeap-r[i-1].webhookHeap)/per)
 	}
 	last := r[len(r)-1]
 	if len(r) >= 3 {
@@ -426,7 +518,7 @@ func reportMemory(r []memReading) error {
 		fmt.Printf("per-object cost at %d against at %d objects (1.00 linear, below sublinear): manager %.2f, webhook %.2f\n",
 			last.objects, first.objects, lin(first.managerPeak, last.managerPeak, r[0].managerPeak), lin(first.webhookPeak, last.webhookPeak, r[0].webhookPeak))
 	}
-	fmt.Printf("at %d objects: manager peak %.1f MiB (goal ≤ 300, %.2f of it), webhook peak %.1f MiB (goal ≤ 150, %.2f of it)\n",
-		last.objects, mib(last.managerPeak), mib(last.managerPeak)/300, mib(last.webhookPeak), mib(last.webhookPeak)/150)
+	fmt.Printf("at %d objects, container limits %s and %s: manager peak %.1f MiB (goal ≤ 300, %.2f of it), webhook peak %.1f MiB (goal ≤ 150, %.2f of it)\n",
+		last.objects, limitText(o.managerLimit), limitText(o.webhookLimit), mib(last.managerPeak), mib(last.managerPeak)/300, mib(last.webhookPeak), mib(last.webhookPeak)/150)
 	return nil
 }

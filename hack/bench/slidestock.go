@@ -225,7 +225,7 @@ func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL
 	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
 		args = append(args, "--upstream", f)
 	}
-	p, err := startBinary(ctx, env, bin, "manager", ports[1], 30*time.Second, args...)
+	p, err := startBinary(ctx, env, bin, "manager", ports[1], 30*time.Second, nil, args...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -234,8 +234,9 @@ func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL
 
 // startBinary starts the binary name of bin with a kubeconfig of its own
 // (in a new directory, which also holds its log) and its probes on
-// readyAddr, and waits at most wait until it is ready.
-func startBinary(ctx context.Context, env *envtest.Environment, bin, name, readyAddr string, wait time.Duration, args ...string) (*local.Process, error) {
+// readyAddr, in this process's environment plus environ (may be nil), and
+// waits at most wait until it is ready.
+func startBinary(ctx context.Context, env *envtest.Environment, bin, name, readyAddr string, wait time.Duration, environ []string, args ...string) (*local.Process, error) {
 	dir, err := os.MkdirTemp("", "switchboard-bench-"+name)
 	if err != nil {
 		return nil, err
@@ -244,7 +245,7 @@ func startBinary(ctx context.Context, env *envtest.Environment, bin, name, ready
 	if err != nil {
 		return nil, err
 	}
-	p, err := local.Start(bin, dir, name, append([]string{"--kubeconfig", kc, "--health-probe-bind-address", readyAddr}, args...)...)
+	p, err := local.Start(bin, dir, name, environ, append([]string{"--kubeconfig", kc, "--health-probe-bind-address", readyAddr}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -258,27 +259,49 @@ func startBinary(ctx context.Context, env *envtest.Environment, bin, name, ready
 // apiWrites sums the manager's rest_client_requests_total by method, for
 // the write methods.
 func apiWrites(metricsURL string) (map[string]float64, error) {
-	resp, err := http.Get(metricsURL)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	err := scrape(metricsURL, func(line string) {
 		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
+			return
 		}
 		for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 			if strings.Contains(line, `method="`+method+`"`) {
-				v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-				if err == nil {
+				if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
 					out[method] += v
 				}
 			}
 		}
+	})
+	return out, err
+}
+
+// metricValue is the value of the unlabelled metric name at metricsURL.
+func metricValue(metricsURL, name string) (float64, error) {
+	v, found := 0.0, false
+	err := scrape(metricsURL, func(line string) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			var perr error
+			v, perr = strconv.ParseFloat(rest, 64)
+			found = perr == nil
+		}
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("%s has no %s", metricsURL, name)
 	}
-	return out, sc.Err()
+	return v, err
+}
+
+// scrape hands each line of the Prometheus text at metricsURL to f.
+func scrape(metricsURL string, f func(line string)) error {
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f(sc.Text())
+	}
+	return sc.Err()
 }

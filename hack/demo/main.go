@@ -256,7 +256,7 @@ func (d *demo) startReady(ctx context.Context, readyURL, name string, args ...st
 
 // start runs one of the binaries, logging to <dir>/<name>.log.
 func (d *demo) start(name string, args ...string) error {
-	p, err := local.Start(d.bin, d.dir, name, args...)
+	p, err := local.Start(d.bin, d.dir, name, nil, args...)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,14 @@ func memoryLimit(env string, root fs.FS) int64 {
 			// "max", or v1's "no limit".
 			return 0
 		}
-		return int64(float64(v) * MemoryLimitShare)
+		return SoftMemoryLimit(v)
 	}
 	return 0
+}
+
+// SoftMemoryLimit is the Go runtime's soft memory limit a binary sets in
+// a container whose memory limit is containerLimit bytes:
+// MemoryLimitShare of it.
+func SoftMemoryLimit(containerLimit int64) int64 {
+	return int64(float64(containerLimit) * MemoryLimitShare)
 }

@@ -39,20 +39,28 @@ type Process struct {
 	err  error
 }
 
-// Start runs bin/name with args, logging to dir/name.log (made anew).
-func Start(bin, dir, name string, args ...string) (*Process, error) {
+// Start runs bin/name with args, logging to dir/name.log (made anew), in
+// this process's environment plus environ ("KEY=value"; may be nil).
+func Start(bin, dir, name string, environ []string, args ...string) (*Process, error) {
 	logf, err := os.Create(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	return Run(name, filepath.Join(bin, name), logf, args...)
+	return run(name, filepath.Join(bin, name), logf, environ, args...)
 }
 
 // Run runs the program at path (or found in PATH) as name, with args, its
 // output going to logf, which Run closes (the program has its own copy).
 func Run(name, path string, logf *os.File, args ...string) (*Process, error) {
+	return run(name, path, logf, nil, args...)
+}
+
+func run(name, path string, logf *os.File, environ []string, args ...string) (*Process, error) {
 	defer logf.Close()
 	cmd := exec.Command(path, args...)
+	if environ != nil {
+		cmd.Env = append(os.Environ(), environ...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
