@@ -41,6 +41,17 @@ import (
 // must connect again. The token Secret is kept (seed 000 §3.7.6).
 var ErrReauthRequired = errors.New("the provider refused the grant; connect again")
 
+// ErrNotConnected is a grant never stored: the token Secret does not
+// exist, because no person has connected yet. It is an ErrReauthRequired
+// (a person connects, and nothing refreshes until then), but nothing was
+// refused, so it says so: errors.Is(err, ErrReauthRequired) holds for it.
+var ErrNotConnected error = notConnected{}
+
+type notConnected struct{}
+
+func (notConnected) Error() string        { return "no grant is stored yet: open the connect link" }
+func (notConnected) Is(target error) bool { return target == ErrReauthRequired }
+
 // Engine refreshes and exchanges tokens for every provider.
 type Engine struct {
 	Store *Store
@@ -113,7 +124,7 @@ func (e *Engine) Ensure(ctx context.Context, p Provider, clientKey, tokenKey typ
 			// Nothing to refresh with: said without reading the Secret
 			// again in the flight (an object waiting to be connected
 			// comes here at every reconcile).
-			return Token{}, noRefreshToken(p, tokenKey)
+			return Token{}, noRefreshToken(p, tokenKey, st.exists)
 		}
 	}
 	v, err, _ := e.flights.Do(tokenKey.String(), func() (any, error) {
@@ -125,9 +136,13 @@ func (e *Engine) Ensure(ctx context.Context, p Provider, clientKey, tokenKey typ
 	return v.(Token), nil
 }
 
-// noRefreshToken is the error of a grant missing, or stored without a
-// refresh token: a person connects (again).
-func noRefreshToken(p Provider, tokenKey types.NamespacedName) error {
+// noRefreshToken is the error of a grant never stored (no token Secret:
+// ErrNotConnected), or stored without a refresh token: a person connects
+// (again).
+func noRefreshToken(p Provider, tokenKey types.NamespacedName, stored bool) error {
+	if !stored {
+		return fmt.Errorf("%s grant in Secret %s: %w", p.Name, tokenKey, ErrNotConnected)
+	}
 	return fmt.Errorf("%s grant in Secret %s has no refresh token: %w", p.Name, tokenKey, ErrReauthRequired)
 }
 
@@ -137,7 +152,7 @@ func (e *Engine) refresh(ctx context.Context, p Provider, clientKey, tokenKey ty
 		return Token{}, err
 	}
 	if !st.exists || st.RefreshToken == "" {
-		return Token{}, noRefreshToken(p, tokenKey)
+		return Token{}, noRefreshToken(p, tokenKey, st.exists)
 	}
 	if !force && st.AccessToken != "" && !e.Due(st.Token, margin) {
 		return st.Token, nil // refreshed by the flight before ours

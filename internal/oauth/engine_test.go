@@ -155,15 +155,19 @@ func (c *counting) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
-func TestAGrantMissingOrWithoutARefreshTokenIsOneReadAndNoCall(t *testing.T) {
+func TestAGrantNeverStoredOrWithoutARefreshTokenIsOneReadAndNoCall(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		tok   *oauth.Token
 		force bool
+		// want is what the error says beside ErrReauthRequired.
+		want         string
+		notConnected bool
 	}{
-		{name: "no token Secret"},
-		{name: "no token Secret, asked", force: true},
-		{name: "an expired access token and no refresh token", tok: &oauth.Token{AccessToken: "ntn_x", Expiry: time.Now().Add(-time.Hour)}},
+		{name: "no token Secret", want: "no grant is stored yet", notConnected: true},
+		{name: "no token Secret, asked", force: true, want: "no grant is stored yet", notConnected: true},
+		{name: "an expired access token and no refresh token", tok: &oauth.Token{AccessToken: "ntn_x", Expiry: time.Now().Add(-time.Hour)},
+			want: "has no refresh token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			box.ResetCalls()
@@ -178,8 +182,12 @@ func TestAGrantMissingOrWithoutARefreshTokenIsOneReadAndNoCall(t *testing.T) {
 			reader := &counting{Reader: env.Client}
 			f.engine.Store.Reader = reader
 			_, err := f.engine.Ensure(context.Background(), oauth.Notion, f.clientKey, f.tokenKey, time.Hour, tc.force)
-			if !errors.Is(err, oauth.ErrReauthRequired) || !strings.Contains(err.Error(), "has no refresh token") {
-				t.Fatalf("Ensure: %v, want ErrReauthRequired (no refresh token)", err)
+			if !errors.Is(err, oauth.ErrReauthRequired) || !strings.Contains(err.Error(), tc.want) ||
+				errors.Is(err, oauth.ErrNotConnected) != tc.notConnected {
+				t.Fatalf("Ensure: %v, want ErrReauthRequired saying %q (ErrNotConnected: %v)", err, tc.want, tc.notConnected)
+			}
+			if tc.notConnected && strings.Contains(err.Error(), "refused") {
+				t.Fatalf("Ensure: %v: a grant never stored was not refused", err)
 			}
 			if reader.reads != 1 || box.Calls(sandbox.NotionOAuthToken) != 0 {
 				t.Fatalf("%d Secret reads and %d token calls, want 1 and 0", reader.reads, box.Calls(sandbox.NotionOAuthToken))

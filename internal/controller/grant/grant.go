@@ -256,10 +256,14 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 // Reauth marks a grant the provider refused, at a token refresh or at an
 // API call made with it (action names which): Authenticated=False and
 // Stalled with reason ReauthRequired, and one Warning Event when the
-// object was not stalled for that already.
+// object was not stalled for that already. A grant never stored
+// (oauth.ErrNotConnected: nobody has connected yet) is marked the same,
+// without the Event: nothing was refused, and a fresh install's objects
+// would each raise a Warning.
 func (p *Phases[T]) Reauth(obj T, action string, err error) runner.Outcome {
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
-	if c := status.Get(obj, v1alpha1.StalledCondition); p.Recorder != nil && (c == nil || c.Reason != v1alpha1.ReauthRequiredReason) {
+	if c := status.Get(obj, v1alpha1.StalledCondition); p.Recorder != nil && !errors.Is(err, oauth.ErrNotConnected) &&
+		(c == nil || c.Reason != v1alpha1.ReauthRequiredReason) {
 		p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, action, "connect again: %s", err.Error())
 	}
 	return runner.Stall(v1alpha1.ReauthRequiredReason, err)

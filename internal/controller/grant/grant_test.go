@@ -86,6 +86,31 @@ func TestTheGrantPhaseTellsAPersonsProblemFromATransientOne(t *testing.T) {
 	}
 }
 
+func TestOnlyARefusedGrantRaisesAWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		events int
+	}{
+		{"refused", fmt.Errorf("refresh: %w", oauth.ErrReauthRequired), 1},
+		{"never stored", fmt.Errorf("google grant in Secret ns/token: %w", oauth.ErrNotConnected), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &testenv.Recorder{}
+			p := grant.New[*v1alpha1.NotionIntegration](grant.Deps{Recorder: rec, Tokens: &testenv.FakeTokens{Answer: func(bool) (oauth.Token, error) { return oauth.Token{}, tc.err }}},
+				oauth.Target{Name: "notion", Provider: oauth.Notion})
+			ni := notionIntegration()
+			out := p.Grant(context.Background(), ni, &runner.Run{Now: time.Now()})
+			if !out.IsStall() || out.Reason() != v1alpha1.ReauthRequiredReason || status.IsTrue(ni, v1alpha1.AuthenticatedCondition) {
+				t.Fatalf("got %s %s, want a ReauthRequired stall and not Authenticated", out, out.Reason())
+			}
+			if got := rec.All(); len(got) != tc.events {
+				t.Fatalf("events %q, want %d", got, tc.events)
+			}
+		})
+	}
+}
+
 func TestTheGrantPhaseHandsTheTokenOnAndRequeuesAtTheRefreshDeadline(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	var forced []bool

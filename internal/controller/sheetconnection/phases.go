@@ -71,7 +71,7 @@ func (r *Reconciler) authorised(ctx context.Context, obj *v1alpha1.SheetConnecti
 	case "":
 	case v1alpha1.ReauthRequiredReason:
 		obj.Status.Phase = v1alpha1.ConnectionError
-		if !r.hasGrant(ctx, obj) {
+		if errors.Is(out.Err(), oauth.ErrNotConnected) || !r.hasGrant(ctx, obj) {
 			obj.Status.Phase = v1alpha1.ConnectionRevoked
 		}
 	case v1alpha1.SecretNotFoundReason:
