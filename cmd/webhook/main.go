@@ -105,7 +105,7 @@ func (o *options) cluster(cfg *rest.Config) (cluster.Cluster, error) {
 	return cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
 		co.Cache = setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces), Own: []string{o.stateNamespace, o.links.namespace},
-			SecretsOnlyInOwn: true}.CacheOptions(scheme)
+			SecretsOnlyInOwn: true, ConditionStatusOnly: true}.CacheOptions(scheme)
 	})
 }
 

@@ -35,7 +35,8 @@ import (
 // label and annotation keys, owner references' group and kind, a Secret's
 // type and data keys, and each condition's type, status and reason. A
 // condition's message, which holds object names, is only shared among the
-// conditions of one object (Ready and Stalled often say the same thing).
+// conditions of one object (Ready and Stalled often say the same thing),
+// and the conditions are kept in a slice of their length.
 //
 // The strings are interned in a pool of at most maxInterned entries of at
 // most maxInternedLen bytes, which never shrinks; once it is full, new
@@ -113,7 +114,8 @@ func (p *internPool) object(o any) {
 		s.Data = keys(p, s.Data)
 	}
 	if so, ok := o.(v1alpha1.StatusObject); ok {
-		p.conditions(so.GetReconcileStatus().Conditions)
+		st := so.GetReconcileStatus()
+		st.Conditions = p.conditions(st.Conditions)
 	}
 }
 
@@ -130,7 +132,13 @@ func (p *internPool) meta(m *metav1.ObjectMeta) {
 	}
 }
 
-func (p *internPool) conditions(cs []metav1.Condition) {
+// conditions interns cs's strings, and gives cs back in a slice of its
+// length: decoding grows it by doubling, and three conditions held room
+// for four.
+func (p *internPool) conditions(cs []metav1.Condition) []metav1.Condition {
+	if cap(cs) > len(cs) {
+		cs = append(make([]metav1.Condition, 0, len(cs)), cs...)
+	}
 	for i := range cs {
 		c := &cs[i]
 		c.Type, c.Reason = p.intern(c.Type), p.intern(c.Reason)
@@ -142,4 +150,28 @@ func (p *internPool) conditions(cs []metav1.Condition) {
 			}
 		}
 	}
+	return cs
+}
+
+// chain is the transform that runs first, then second.
+func chain(first, second toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		out, err := first(in)
+		if err != nil {
+			return out, err
+		}
+		return second(out)
+	}
+}
+
+// dropConditionMessages is the transform of Scope.ConditionStatusOnly:
+// each condition of a Switchboard object loses its message, in place.
+func dropConditionMessages(in any) (any, error) {
+	if so, ok := in.(v1alpha1.StatusObject); ok {
+		cs := so.GetReconcileStatus().Conditions
+		for i := range cs {
+			cs[i].Message = ""
+		}
+	}
+	return in, nil
 }

@@ -100,6 +100,9 @@ func TestCompactSharesTheStringsObjectsHoldAlikeAndChangesNothingTheySay(t *test
 			}
 		}
 	}
+	if c := a.Status.Conditions; cap(c) != len(c) {
+		t.Errorf("%d conditions are held in room for %d", len(c), cap(c))
+	}
 	// A message names the object: shared among its own conditions only.
 	if c := a.Status.Conditions; !same(c[0].Message, c[1].Message) || !same(c[0].Message, c[2].Message) {
 		t.Errorf("one object's three equal messages are held apart")
@@ -163,5 +166,32 @@ func TestTheInternPoolIsBounded(t *testing.T) {
 	first := "reason-0"
 	if !same(p.intern(string([]byte(first))), p.intern(string([]byte(first)))) {
 		t.Fatalf("an interned string is not given back as its one copy")
+	}
+}
+
+func TestOnlyTheWebhooksCacheDropsConditionMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		scope    Scope
+		messages bool
+	}{
+		{"the manager's", Scope{SecretsOnlyWake: true}, true},
+		{"the webhook's", Scope{SecretsOnlyInOwn: true, ConditionStatusOnly: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tc.scope.CacheOptions(Scheme()).DefaultTransform(decoded(t, watch(1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := out.(*v1alpha1.CalendarWatch)
+			for _, c := range w.Status.Conditions {
+				if c.Type == "" || c.Status == "" || c.Reason == "" || (c.Message != "") != tc.messages {
+					t.Fatalf("condition %+v: want type, status and reason, and a message: %v", c, tc.messages)
+				}
+			}
+			if w.ManagedFields != nil || w.Namespace != "team-a" {
+				t.Fatalf("the rest of the transform did not run: %+v", w.ObjectMeta)
+			}
+		})
 	}
 }

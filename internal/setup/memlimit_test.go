@@ -29,8 +29,12 @@ func TestMemoryLimitFollowsTheContainersLimit(t *testing.T) {
 		files map[string]string
 		want  int64
 	}{
-		{"cgroup v2 limit", "", map[string]string{"sys/fs/cgroup/memory.max": "268435456\n"}, 256 * mib * 9 / 10},
-		{"cgroup v1 limit", "", map[string]string{"sys/fs/cgroup/memory/memory.limit_in_bytes": "536870912\n"}, 512 * mib * 9 / 10},
+		// 256Mi: 48 MiB below it (a tenth would leave 25.6).
+		{"cgroup v2 limit", "", map[string]string{"sys/fs/cgroup/memory.max": "268435456\n"}, 208 * mib},
+		// 1Gi: a tenth below it (more than 48 MiB).
+		{"cgroup v1 limit", "", map[string]string{"sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824\n"}, 1024 * mib * 9 / 10},
+		// 64Mi: half of it, the floor (48 MiB below would leave 16).
+		{"a limit smaller than twice the reserve", "", map[string]string{"sys/fs/cgroup/memory.max": "67108864\n"}, 32 * mib},
 		{"cgroup v2 without a limit", "", map[string]string{"sys/fs/cgroup/memory.max": "max\n"}, 0},
 		{"cgroup v1 without a limit", "", map[string]string{"sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n"}, 0},
 		{"no cgroup files (not a container)", "", map[string]string{}, 0},

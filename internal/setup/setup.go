@@ -81,6 +81,13 @@ type Scope struct {
 	// oauth.GrantChanged compares. The webhook server reads short-token
 	// objects and their keys from its cache, so it keeps their data.
 	SecretsOnlyWake bool
+	// ConditionStatusOnly caches each condition without its message (the
+	// webhook server): the binary reads only a condition's type, status
+	// and reason (is the object Ready, is its grant Authenticated), never
+	// writes status from a cached object but as a patch against a copy of
+	// it, and at 30,000 OAuth objects the messages, which name each
+	// object's Secrets, are about a fifth of its heap.
+	ConditionStatusOnly bool
 	// Shard selects, by their labels, the Switchboard objects cached
 	// (--watch-label-selector: one shard's share); nil is all of them.
 	// Secrets and other kinds are cached as without it.
@@ -109,6 +116,9 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 	// cache hands out. The strings objects hold alike are kept once
 	// (Compact).
 	compact := Compact()
+	if s.ConditionStatusOnly {
+		compact = chain(dropConditionMessages, compact)
+	}
 	opts := cache.Options{Scheme: scheme, DefaultTransform: compact}
 	if len(s.Watch) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -123,14 +133,7 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 	// of the time.
 	secrets := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByValue})}
 	if s.SecretsOnlyWake {
-		drop := oauth.DropSecretData()
-		secrets.Transform = func(in any) (any, error) {
-			out, err := drop(in)
-			if err != nil {
-				return out, err
-			}
-			return compact(out)
-		}
+		secrets.Transform = chain(oauth.DropSecretData(), compact)
 	}
 	var secretNS []string
 	switch {

@@ -256,7 +256,7 @@ func (r *ChartRBAC) Can(e *Env, user, verb, resource, namespace string) (bool, e
 // StartManager.
 func WebhookManager(e *Env, cfg *rest.Config, own []string, opts ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	o := ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache: setup.Scope{Own: own, SecretsOnlyInOwn: true}.CacheOptions(e.Scheme)}
+		Cache: setup.Scope{Own: own, SecretsOnlyInOwn: true, ConditionStatusOnly: true}.CacheOptions(e.Scheme)}
 	for _, f := range opts {
 		f(&o)
 	}
