@@ -263,8 +263,8 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 	}
 	fmt.Printf("\nMemory: the manager and webhook binaries (default flags but --watch-namespaces %s), objects of all 7 kinds at once on the real API server,\n"+
 		"SlideStocks stocked from an instant sandbox, links minted on versitygw, OAuth parents waiting for a connect with a PaperSync or SheetSync each;\n"+
-		"container memory limits %s (manager) and %s (webhook): each binary's soft limit (GOMEMLIMIT) is %.0f %% of its own\n",
-		memNS, limitText(o.managerLimit), limitText(o.webhookLimit), setup.MemoryLimitShare*100)
+		"container memory limits %s (manager) and %s (webhook): soft limits (GOMEMLIMIT, setup.SoftMemoryLimit) %s and %s\n",
+		memNS, limitText(o.managerLimit), limitText(o.webhookLimit), limitText(setup.SoftMemoryLimit(o.managerLimit)), limitText(setup.SoftMemoryLimit(o.webhookLimit)))
 	kinds := memKinds()
 	fmt.Printf("%-34s %14s %14s %14s %14s %14s %14s\n", "", "manager RSS", "manager peak", "manager heap", "webhook RSS", "webhook peak", "webhook heap")
 	idle, err := procs.read(0)
