@@ -85,8 +85,9 @@ type Scope struct {
 	// webhook server): the binary reads only a condition's type, status
 	// and reason (is the object Ready, is its grant Authenticated), never
 	// writes status from a cached object but as a patch against a copy of
-	// it, and at 30,000 OAuth objects the messages, which name each
-	// object's Secrets, are about a fifth of its heap.
+	// it. The messages name each object's Secrets, so none is shared: with
+	// them gone (and the conditions' slices trimmed, Compact) the
+	// webhook's live heap at 70,000 objects fell from 71.4 to 65.0 MiB.
 	ConditionStatusOnly bool
 	// Shard selects, by their labels, the Switchboard objects cached
 	// (--watch-label-selector: one shard's share); nil is all of them.
