@@ -198,6 +198,10 @@ type memReading struct {
 	managerRSS, managerPeak  int64
 	webhookRSS, webhookPeak  int64
 	managerHeap, webhookHeap int64
+	// The resident sets now, split: anonymous (what the soft limit
+	// governs) and file-backed (the binary's mapped code and data).
+	managerAnon, managerFile int64
+	webhookAnon, webhookFile int64
 }
 
 // read takes the resident sets, then each binary's live heap: the heap
@@ -206,7 +210,9 @@ type memReading struct {
 func (p memProcs) read(objects int) (memReading, error) {
 	r := memReading{objects: objects,
 		managerRSS: p.manager.RSS(), managerPeak: p.manager.PeakRSS(),
-		webhookRSS: p.webhook.RSS(), webhookPeak: p.webhook.PeakRSS()}
+		webhookRSS: p.webhook.RSS(), webhookPeak: p.webhook.PeakRSS(),
+		managerAnon: p.manager.RSSAnon(), managerFile: p.manager.RSSFile(),
+		webhookAnon: p.webhook.RSSAnon(), webhookFile: p.webhook.RSSFile()}
 	var err error
 	if r.managerHeap, err = liveHeap(p.managerPprof, p.managerMetrics); err != nil {
 		return r, fmt.Errorf("manager: %w", err)
@@ -497,6 +503,8 @@ func printReading(x memReading, kinds int) {
 	}
 	fmt.Printf("%-34s %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB %11.1f MiB\n", what,
 		mib(x.managerRSS), mib(x.managerPeak), mib(x.managerHeap), mib(x.webhookRSS), mib(x.webhookPeak), mib(x.webhookHeap))
+	fmt.Printf("%-34s resident set now, anonymous + file-backed: manager %.1f + %.1f MiB, webhook %.1f + %.1f MiB\n", "",
+		mib(x.managerAnon), mib(x.managerFile), mib(x.webhookAnon), mib(x.webhookFile))
 }
 
 // reportMemory prints, after the readings, the growth per 1,000 objects

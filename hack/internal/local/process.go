@@ -112,6 +112,16 @@ func (p *Process) PeakRSS() int64 { return p.statusKB("VmHWM:") }
 // cannot be read.
 func (p *Process) RSS() int64 { return p.statusKB("VmRSS:") }
 
+// RSSFile is the part of the resident set that maps files (RssFile): the
+// binary's own code and data as the kernel pages them in, which a Go
+// runtime's soft memory limit does not count and the kernel may reclaim.
+// The rest (RssAnon, RSSAnon) is the memory the process allocated.
+func (p *Process) RSSFile() int64 { return p.statusKB("RssFile:") }
+
+// RSSAnon is the anonymous part of the resident set (RssAnon): the heap,
+// stacks and runtime structures, which the soft memory limit governs.
+func (p *Process) RSSAnon() int64 { return p.statusKB("RssAnon:") }
+
 // statusKB reads the field (a size in kB) of /proc/PID/status, in bytes.
 func (p *Process) statusKB(field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
