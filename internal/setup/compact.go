@@ -17,6 +17,8 @@ limitations under the License.
 package setup
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -26,6 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
 // Compact is the transform every object takes on its way into a binary's
@@ -44,11 +48,19 @@ import (
 // set (constants of the code and of the API) are interned, so the pool
 // does not fill with names.
 //
+// A label map whose every key is one of sharedLabelKeys (labels whose
+// values are the code's constants, such as a connect Secret's managed-by
+// and target) is kept once for every object that holds it alike: tens of
+// thousands of connect Secrets held one small map each. At most
+// maxSharedLabelSets such maps are kept.
+//
 // Like the managed-fields transform it changes the object in place: the
 // informer hands it the object it decoded and will keep. Nothing changes
 // what the object says: Go strings are immutable, so sharing one is
 // invisible to a reader, and the deep copies the cache hands out share
-// them as they shared the decoded ones.
+// them as they shared the decoded ones. A shared label map is never
+// written: the cache's readers get deep copies, with maps of their own,
+// and nothing writes to the objects the informers hold.
 func Compact() toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	p := &internPool{}
@@ -63,14 +75,29 @@ func Compact() toolscache.TransformFunc {
 }
 
 const (
-	maxInterned    = 4096
-	maxInternedLen = 128
+	maxInterned        = 4096
+	maxInternedLen     = 128
+	maxSharedLabelSets = 256
 )
 
-// internPool maps each interned string to its one copy.
+// sharedLabelKeys are the labels whose values come from a small set of
+// the code's constants: a label map of these alone is shared.
+var sharedLabelKeys = map[string]bool{
+	v1alpha1.ManagedByLabel:   true,
+	v1alpha1.ShardLabel:       true,
+	oauth.ConnectTargetLabel:  true,
+	linktoken.TokenLabel:      true,
+	linktoken.KeysMirrorLabel: true,
+}
+
+// internPool maps each interned string to its one copy, and each shared
+// label set (labelSetKey) to its one map.
 type internPool struct {
 	m sync.Map
 	n atomic.Int64
+
+	labelSets sync.Map
+	nSets     atomic.Int64
 }
 
 func (p *internPool) intern(s string) string {
@@ -124,12 +151,62 @@ func (p *internPool) meta(m *metav1.ObjectMeta) {
 	for i := range m.Finalizers {
 		m.Finalizers[i] = p.intern(m.Finalizers[i])
 	}
-	m.Labels = keys(p, m.Labels)
+	m.Labels = p.labels(m.Labels)
 	m.Annotations = keys(p, m.Annotations)
 	for i := range m.OwnerReferences {
 		r := &m.OwnerReferences[i]
 		r.APIVersion, r.Kind = p.intern(r.APIVersion), p.intern(r.Kind)
 	}
+}
+
+// labels gives m's one shared copy when every key of m is one of
+// sharedLabelKeys (and the pool has room), or else m with its keys
+// interned.
+func (p *internPool) labels(m map[string]string) map[string]string {
+	key, ok := labelSetKey(m)
+	if !ok {
+		return keys(p, m)
+	}
+	if v, ok := p.labelSets.Load(key); ok {
+		return v.(map[string]string)
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[p.intern(k)] = p.intern(v)
+	}
+	if p.nSets.Load() >= maxSharedLabelSets {
+		return out
+	}
+	v, loaded := p.labelSets.LoadOrStore(key, out)
+	if !loaded {
+		p.nSets.Add(1)
+	}
+	return v.(map[string]string)
+}
+
+// labelSetKey is m's entries in key order, each "key=value" and newline
+// separated (neither a label key nor a value holds a newline), when every
+// key is one of sharedLabelKeys; ok is false otherwise.
+func labelSetKey(m map[string]string) (key string, ok bool) {
+	if len(m) == 0 || len(m) > len(sharedLabelKeys) {
+		return "", false
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		if !sharedLabelKeys[k] {
+			return "", false
+		}
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	var b strings.Builder
+	for _, k := range ks {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(m[k])
+		b.WriteByte('\n')
+	}
+	return b.String(), true
 }
 
 // conditions interns cs's strings, and gives cs back in a slice of its

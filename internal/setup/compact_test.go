@@ -19,6 +19,7 @@ package setup
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -27,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 )
 
 // decoded gives a fresh copy of obj as the informer has it: decoded from
@@ -194,4 +197,69 @@ func TestOnlyTheWebhooksCacheDropsConditionMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCompactSharesOneLabelMapAmongSecretsLabelledAlike(t *testing.T) {
+	compact := Compact()
+	secret := func(name string, labels map[string]string) *corev1.Secret {
+		t.Helper()
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Labels: labels}}
+		out, err := compact(decoded(t, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.(*corev1.Secret)
+		if !equality.Semantic.DeepEqual(got, s) {
+			t.Fatalf("compact changed the Secret:\n got %+v\nwant %+v", got, s)
+		}
+		return got
+	}
+	connect := func() map[string]string {
+		return map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue, oauth.ConnectTargetLabel: "notion"}
+	}
+	a, b := secret("a-connect", connect()), secret("b-connect", connect())
+	if !sameMap(a.Labels, b.Labels) {
+		t.Errorf("two connect Secrets labelled alike hold a label map each")
+	}
+	other := connect()
+	other[oauth.ConnectTargetLabel] = "google-sheets"
+	if c := secret("c-connect", other); sameMap(a.Labels, c.Labels) {
+		t.Errorf("Secrets labelled differently share a label map: %v", c.Labels)
+	}
+	// A label whose value names an object is not one of the shared keys.
+	tokens := func(uid string) map[string]string {
+		return map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue, linktoken.TokenLabel: "true", linktoken.LinkUIDLabel: uid}
+	}
+	if x, y := secret("x", tokens("u-1")), secret("y", tokens("u-1")); sameMap(x.Labels, y.Labels) {
+		t.Errorf("label maps with a link's UID are shared")
+	}
+	// What the cache hands out is a deep copy: writing it leaves the
+	// shared map alone.
+	cp := a.DeepCopy()
+	cp.Labels["changed"] = "yes"
+	if _, ok := b.Labels["changed"]; ok || sameMap(cp.Labels, b.Labels) {
+		t.Fatalf("a deep copy's label map is the shared one")
+	}
+}
+
+func TestTheSharedLabelSetsAreBounded(t *testing.T) {
+	p := &internPool{}
+	for i := range maxSharedLabelSets + 10 {
+		p.labels(map[string]string{v1alpha1.ShardLabel: fmt.Sprintf("shard-%d", i)})
+	}
+	if n := p.nSets.Load(); n != maxSharedLabelSets {
+		t.Fatalf("the pool holds %d label sets, want at most %d", n, maxSharedLabelSets)
+	}
+	late := map[string]string{v1alpha1.ShardLabel: fmt.Sprintf("shard-%d", maxSharedLabelSets+1)}
+	if sameMap(p.labels(late), p.labels(late)) {
+		t.Fatalf("a label set past the bound is shared")
+	}
+	if first := map[string]string{v1alpha1.ShardLabel: "shard-0"}; !sameMap(p.labels(first), p.labels(first)) {
+		t.Fatalf("a label set within the bound is not shared")
+	}
+}
+
+// sameMap is whether a and b are one map.
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

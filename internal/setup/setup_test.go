@@ -19,6 +19,7 @@ package setup_test
 import (
 	"context"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -153,6 +155,56 @@ func TestTheManagersCacheHoldsNoSecretData(t *testing.T) {
 	}
 	if string(live.Data["refresh_token"]) != "rt" || live.Labels[oauth.GrantDigestLabel] != "" {
 		t.Fatalf("the client's Secret: data %v, labels %v", live.Data, live.Labels)
+	}
+}
+
+// The manager's cache keeps connect Secrets without data or digest, and
+// one label map for all of a target's: tens of thousands of them each held
+// a map of their own.
+func TestTheManagersCacheKeepsOneLabelMapForATargetsConnectSecrets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, err := env.Namespace("setup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a-connect", "b-connect"} {
+		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels: map[string]string{setup.ManagedByLabel: setup.ManagedByValue, oauth.ConnectTargetLabel: "notion"}},
+			StringData: map[string]string{oauth.ConnectTokenKey: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := startCluster(ctx, t, setup.Scope{Watch: []string{ns}, SecretsOnlyWake: true})
+	inf, err := cl.GetCache().GetInformer(ctx, &corev1.Secret{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The informer's own objects, not the deep copies the cache hands
+	// out: a handler added after the sync is given each as an add.
+	added := make(chan *corev1.Secret, 16)
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+		if s, ok := o.(*corev1.Secret); ok {
+			added <- s
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	var held []*corev1.Secret
+	for len(held) < 2 {
+		var s *corev1.Secret
+		select {
+		case s = <-added:
+		case <-ctx.Done():
+			t.Fatalf("the informer gave %d of the 2 connect Secrets", len(held))
+		}
+		if s.Data != nil || len(s.Labels) != 2 || s.Labels[oauth.ConnectTargetLabel] != "notion" {
+			t.Fatalf("cached connect Secret %s: data %v, labels %v", s.Name, s.Data, s.Labels)
+		}
+		held = append(held, s)
+	}
+	if reflect.ValueOf(held[0].Labels).UnsafePointer() != reflect.ValueOf(held[1].Labels).UnsafePointer() {
+		t.Fatalf("two connect Secrets of one target hold a label map each")
 	}
 }
 
