@@ -93,7 +93,7 @@ func main() {
 	memFirst := flag.Int("mem-first", 1000, "Objects of each kind at the memory benchmark's first reading.")
 	memObjects := flag.Int("mem-objects", 10000, "Objects of each kind at the memory benchmark's second reading (all seven kinds at once).")
 	memProfile := flag.String("mem-profile", "", "Directory for each binary's heap profile at each reading of the memory benchmark (go tool pprof); empty takes none.")
-	memLimits := flag.String("mem-limits", "300Mi,150Mi", "Container memory limits of the manager and the webhook in the memory benchmark (each binary's soft limit, GOMEMLIMIT, is what it sets from its cgroup: 90 %, and 48 MiB below at the least); \"none\" runs both without.")
+	memLimits := flag.String("mem-limits", "300Mi,150Mi", "Container memory limits of the manager and the webhook in the memory benchmark (each binary's soft limit, GOMEMLIMIT, is what it sets from its cgroup: 90 %, and 64 MiB below at the least); \"none\" runs both without.")
 	memSettle := flag.Duration("mem-settle", time.Hour, "How long the memory benchmark waits for the objects of one reading to be reconciled once they are created.")
 	tokenGrants := flag.Int("token-grants", 10000, "NotionIntegrations, and as many SheetConnections, whose access tokens fall due for refresh within one minute.")
 	tokenWorkers := flag.Int("token-workers", 0, "The NotionIntegration and SheetConnection controllers' workers, and the token baselines' writers (0: their defaults).")

@@ -29,11 +29,13 @@ func TestMemoryLimitFollowsTheContainersLimit(t *testing.T) {
 		files map[string]string
 		want  int64
 	}{
-		// 256Mi: 48 MiB below it (a tenth would leave 25.6).
-		{"cgroup v2 limit", "", map[string]string{"sys/fs/cgroup/memory.max": "268435456\n"}, 208 * mib},
-		// 1Gi: a tenth below it (more than 48 MiB).
+		// 256Mi: 64 MiB below it (a tenth would leave 25.6).
+		{"cgroup v2 limit", "", map[string]string{"sys/fs/cgroup/memory.max": "268435456\n"}, 192 * mib},
+		// 300Mi, the manager's in the memory benchmark: 64 MiB below it.
+		{"the benchmark's manager limit", "", map[string]string{"sys/fs/cgroup/memory.max": "314572800\n"}, 236 * mib},
+		// 1Gi: a tenth below it (more than 64 MiB).
 		{"cgroup v1 limit", "", map[string]string{"sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824\n"}, 1024 * mib * 9 / 10},
-		// 64Mi: half of it, the floor (48 MiB below would leave 16).
+		// 64Mi: half of it, the floor (64 MiB below would leave nothing).
 		{"a limit smaller than twice the reserve", "", map[string]string{"sys/fs/cgroup/memory.max": "67108864\n"}, 32 * mib},
 		{"cgroup v2 without a limit", "", map[string]string{"sys/fs/cgroup/memory.max": "max\n"}, 0},
 		{"cgroup v1 without a limit", "", map[string]string{"sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n"}, 0},
