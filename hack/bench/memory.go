@@ -169,8 +169,11 @@ type memProcs struct {
 }
 
 // profile saves each binary's heap profile, after a collection, as
-// dir/<binary>-<objects>.pb.gz.
+// dir/<binary>-<objects>.pb.gz, making dir if it is missing.
 func (p memProcs) profile(dir string, objects int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	for name, addr := range map[string]string{"manager": p.managerPprof, "webhook": p.hookPprof} {
 		resp, err := http.Get("http://" + addr + "/debug/pprof/heap?gc=1")
 		if err != nil {
