@@ -263,9 +263,7 @@ type CalendarWatchStatus struct {
 	// was cancelled.
 	// +optional
 	AppointmentsDeleted int64 `json:"appointmentsDeleted,omitempty"`
-	// TokenExpiresAt is the access token's expiry as Google stated it.
-	// +optional
-	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
+	TokenStatus `json:",inline"`
 }
 
 // SinkDelivery is one cancelled event to tell the HTTP sink of.

@@ -136,6 +136,24 @@ type OAuthCredentials struct {
 	TokenSecretRef SecretReference `json:"tokenSecretRef"`
 }
 
+// TokenStatus is what an OAuth kind's status records of its grant's access
+// token (never the token itself).
+type TokenStatus struct {
+	// TokenExpiresAt is the access token's expiry, as the provider stated
+	// it.
+	// +optional
+	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
+	// LastTokenRefreshAt is when the access token was last refreshed.
+	// +optional
+	LastTokenRefreshAt *metav1.Time `json:"lastTokenRefreshAt,omitempty"`
+	// TokenRefreshFailures counts the refreshes that failed, and may
+	// succeed when tried again, since the last one that succeeded. A grant
+	// the provider refused is not counted: the Authenticated condition
+	// says ReauthRequired.
+	// +optional
+	TokenRefreshFailures int32 `json:"tokenRefreshFailures,omitempty"`
+}
+
 // OAuthConnectStatus is what the controller of an OAuth resource publishes
 // for the webhook server's connect route, so that the webhook (which faces
 // the internet) proves a connect link and builds the consent page's URL

@@ -142,13 +142,9 @@ type NotionIntegrationStatus struct {
 	// +optional
 	DatabaseURL string `json:"databaseURL,omitempty"`
 
-	// TokenExpiresAt is the estimated expiry of the access token (issue
-	// time plus spec.tokenRefresh.assumedLifetime).
-	// +optional
-	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
-	// LastTokenRefreshAt is when the tokens were last rotated.
-	// +optional
-	LastTokenRefreshAt *metav1.Time `json:"lastTokenRefreshAt,omitempty"`
+	// TokenStatus records the access token: for Notion, tokenExpiresAt is
+	// an estimate (issue time plus spec.tokenRefresh.assumedLifetime).
+	TokenStatus `json:",inline"`
 
 	// WebhookPath is the path on the webhook server to give the Notion
 	// Automation ("Send HTTP request"); it is derived from the webhook token

@@ -43,9 +43,9 @@ type OAuthObject interface {
 	// change reconciles it at once: its token Secret (a grant the OAuth
 	// callback wrote), and any other Secret the kind says.
 	GetWatchedSecrets() []string
-	// SetTokenExpiresAt records the working grant's access-token expiry
-	// in status.tokenExpiresAt (a zero time records nothing).
-	SetTokenExpiresAt(time.Time)
+	// GetTokenStatus is what status records of the grant's access token:
+	// its expiry, its last refresh and the refreshes failed since.
+	GetTokenStatus() *TokenStatus
 }
 
 var (
@@ -68,8 +68,8 @@ func (in *NotionIntegration) GetWatchedSecrets() []string {
 	return []string{in.Spec.OAuth.TokenSecretRef.Name}
 }
 
-// SetTokenExpiresAt implements OAuthObject.
-func (in *NotionIntegration) SetTokenExpiresAt(t time.Time) { setTime(&in.Status.TokenExpiresAt, t) }
+// GetTokenStatus implements OAuthObject.
+func (in *NotionIntegration) GetTokenStatus() *TokenStatus { return &in.Status.TokenStatus }
 
 // GetOAuthCredentials implements OAuthObject.
 func (in *CalendarWatch) GetOAuthCredentials() OAuthCredentials { return in.Spec.OAuth }
@@ -84,8 +84,8 @@ func (in *CalendarWatch) GetWatchedSecrets() []string {
 	return []string{in.Spec.OAuth.TokenSecretRef.Name}
 }
 
-// SetTokenExpiresAt implements OAuthObject.
-func (in *CalendarWatch) SetTokenExpiresAt(t time.Time) { setTime(&in.Status.TokenExpiresAt, t) }
+// GetTokenStatus implements OAuthObject.
+func (in *CalendarWatch) GetTokenStatus() *TokenStatus { return &in.Status.TokenStatus }
 
 // GetOAuthCredentials implements OAuthObject.
 func (in *SheetConnection) GetOAuthCredentials() OAuthCredentials { return in.Spec.OAuth }
@@ -101,8 +101,23 @@ func (in *SheetConnection) GetWatchedSecrets() []string {
 	return []string{in.Spec.OAuth.TokenSecretRef.Name, in.Spec.IngestTokenSecretRef.Name}
 }
 
-// SetTokenExpiresAt implements OAuthObject.
-func (in *SheetConnection) SetTokenExpiresAt(t time.Time) { setTime(&in.Status.TokenExpiresAt, t) }
+// GetTokenStatus implements OAuthObject.
+func (in *SheetConnection) GetTokenStatus() *TokenStatus { return &in.Status.TokenStatus }
+
+// SetExpiresAt records the working grant's access-token expiry in
+// tokenExpiresAt (a zero time records nothing).
+func (s *TokenStatus) SetExpiresAt(t time.Time) { setTime(&s.TokenExpiresAt, t) }
+
+// Refreshed records a refresh that succeeded at now: lastTokenRefreshAt,
+// and no refresh failed since.
+func (s *TokenStatus) Refreshed(now time.Time) {
+	setTime(&s.LastTokenRefreshAt, now)
+	s.TokenRefreshFailures = 0
+}
+
+// RefreshFailed counts a refresh that failed (and may succeed when it is
+// tried again).
+func (s *TokenStatus) RefreshFailed() { s.TokenRefreshFailures++ }
 
 // setTime sets *field to t unless t is zero or *field holds it already.
 func setTime(field **metav1.Time, t time.Time) {

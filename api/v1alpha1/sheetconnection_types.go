@@ -176,9 +176,7 @@ type SheetConnectionStatus struct {
 	// +optional
 	MissingHeaders []string `json:"missingHeaders,omitempty"`
 
-	// TokenExpiresAt is the access token's expiry as Google stated it.
-	// +optional
-	TokenExpiresAt *metav1.Time `json:"tokenExpiresAt,omitempty"`
+	TokenStatus `json:",inline"`
 	// LastAppendAt is when rows were last appended.
 	// +optional
 	LastAppendAt *metav1.Time `json:"lastAppendAt,omitempty"`

@@ -87,7 +87,7 @@ func (p *Phases[T]) WithProvider(f func(T) oauth.Provider) *Phases[T] {
 
 // OnGrant has f record what else the kind keeps of a working grant
 // (identity, refresh counters) after the Grant phase recorded its expiry
-// (SetTokenExpiresAt); the runner requeues at the refresh deadline on its
+// (status.tokenExpiresAt, and lastTokenRefreshAt when it refreshed); the runner requeues at the refresh deadline on its
 // own.
 func (p *Phases[T]) OnGrant(f func(obj T, tok oauth.Token, run *runner.Run)) *Phases[T] {
 	p.granted = f
@@ -238,6 +238,7 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 	case oauth.IsMissingSecret(err):
 		return runner.Stall(v1alpha1.SecretNotFoundReason, err).RecheckAfter(SecretRecheck)
 	case err != nil:
+		obj.GetTokenStatus().RefreshFailed()
 		return runner.Transient(v1alpha1.TokenRefreshFailedReason, err)
 	}
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionTrue, v1alpha1.SucceededReason, "the grant works")
@@ -246,7 +247,13 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 	if !tok.Expiry.IsZero() {
 		run.RequeueAt(tok.Expiry.Add(-margin))
 	}
-	obj.SetTokenExpiresAt(tok.Expiry)
+	ts := obj.GetTokenStatus()
+	ts.SetExpiresAt(tok.Expiry)
+	if tok.Refreshed {
+		ts.Refreshed(run.Now)
+	} else {
+		ts.TokenRefreshFailures = 0
+	}
 	if p.granted != nil {
 		p.granted(obj, tok, run)
 	}

@@ -139,6 +139,39 @@ func TestTheGrantPhaseHandsTheTokenOnAndRequeuesAtTheRefreshDeadline(t *testing.
 	}
 }
 
+// Status counts the refreshes that failed since one succeeded, and keeps
+// when the last one succeeded, for every OAuth kind: what the per-resource
+// metrics and alerts read.
+func TestTheGrantPhaseRecordsEachRefreshAndTheFailuresSince(t *testing.T) {
+	start := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	answers := []error{nil, outboundDown(), outboundDown(), nil, nil}
+	refreshed := []bool{true, false, false, true, false}
+	want := []struct {
+		failures int32
+		last     time.Time
+	}{{0, start}, {1, start}, {2, start}, {0, start.Add(3 * time.Minute)}, {0, start.Add(3 * time.Minute)}}
+	i := 0
+	p := grant.New[*v1alpha1.SheetConnection](grant.Deps{Tokens: &testenv.FakeTokens{Answer: func(bool) (oauth.Token, error) {
+		return oauth.Token{AccessToken: "access", Expiry: start.Add(time.Hour), Refreshed: refreshed[i]}, answers[i]
+	}}}, oauth.Target{Name: "google-sheets", Provider: oauth.Google})
+	sc := &v1alpha1.SheetConnection{}
+	sc.Spec.TokenRefreshBefore.Duration = 5 * time.Minute
+	for i = range answers {
+		out := p.Grant(context.Background(), sc, &runner.Run{Now: start.Add(time.Duration(i) * time.Minute)})
+		if (answers[i] == nil) != out.IsContinue() {
+			t.Fatalf("attempt %d: %s", i, out)
+		}
+		ts := sc.Status.TokenStatus
+		if ts.TokenRefreshFailures != want[i].failures || ts.LastTokenRefreshAt == nil || !ts.LastTokenRefreshAt.Time.Equal(want[i].last) {
+			t.Fatalf("attempt %d: %d failures, last refresh %v; want %d, %v", i, ts.TokenRefreshFailures, ts.LastTokenRefreshAt, want[i].failures, want[i].last)
+		}
+	}
+}
+
+func outboundDown() error {
+	return &outbound.Error{Upstream: "googleoauth", Class: outbound.Transient, Status: 503, Reason: "HTTP 503"}
+}
+
 // marginTokens is a token source whose grant expires at expiry; it
 // records the margin each Ensure was given.
 type marginTokens struct {

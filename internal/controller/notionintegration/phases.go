@@ -47,8 +47,6 @@ func (r *Reconciler) webhookPath(ctx context.Context, obj *v1alpha1.NotionIntegr
 func (r *Reconciler) granted(obj *v1alpha1.NotionIntegration, tok oauth.Token, run *runner.Run) {
 	st := &obj.Status
 	if tok.Refreshed {
-		now := metav1.NewTime(run.Now)
-		st.LastTokenRefreshAt = &now
 		st.TokenRefreshes++
 	}
 	st.WorkspaceID = tok.Extra["workspace_id"]
