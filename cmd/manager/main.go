@@ -21,6 +21,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	_ "time/tzdata" // spreadsheet time zones are IANA names; a static image has no zoneinfo
 
@@ -36,6 +37,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/resmetrics"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
@@ -57,10 +59,12 @@ func main() {
 		setupLog.Error(err, msg, kv...)
 		os.Exit(1)
 	}
-	mgr, err := newManager(&opts, wire.Namespaces(controllers))
+	resources := &resmetrics.Handler{}
+	mgr, err := newManager(&opts, wire.Namespaces(controllers), resources)
 	if err != nil {
 		fail(err, "cannot create manager")
 	}
+	resources.Reader, resources.Serving = mgr.GetCache(), elected(mgr.Elected())
 	ctx := ctrl.SetupSignalHandler()
 	if err := index.RegisterFor(ctx, mgr.GetCache(), index.Manager); err != nil {
 		fail(err, "cannot register field indexes")
@@ -93,8 +97,9 @@ func main() {
 }
 
 // newManager builds the manager: its cache scoped to the watched
-// namespaces plus the operator's own (OAuth states, short-token objects).
-func newManager(o *options, own []string) (ctrl.Manager, error) {
+// namespaces plus the operator's own (OAuth states, short-token objects),
+// and its metrics server serving resources' metrics beside its own.
+func newManager(o *options, own []string, resources http.Handler) (ctrl.Manager, error) {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes configuration: %w", err)
@@ -105,8 +110,9 @@ func newManager(o *options, own []string) (ctrl.Manager, error) {
 		Scheme: scheme,
 		Cache: setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces),
 			Own: append([]string{o.stateNamespace}, own...), Shard: o.shard, SecretsOnlyWake: true}.CacheOptions(scheme),
-		Client:                        client.Options{Cache: &cache},
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		Client: client.Options{Cache: &cache},
+		Metrics: metricsserver.Options{BindAddress: o.metricsAddr,
+			ExtraHandlers: map[string]http.Handler{resmetrics.Path: resources}},
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leader.elect,
@@ -117,6 +123,19 @@ func newManager(o *options, own []string) (ctrl.Manager, error) {
 		RetryPeriod:                   &o.leader.retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
 	})
+}
+
+// elected reports whether the manager leads: only the leader serves the
+// resources' metrics, so that replicas do not repeat each other's series.
+func elected(ch <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // addChecks adds the probes: alive, and ready once the informer cache has

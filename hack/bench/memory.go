@@ -40,6 +40,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/resmetrics"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -313,7 +314,40 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 			}
 		}
 	}
-	return reportMemory(readings, o)
+	if err := reportMemory(readings, o); err != nil {
+		return err
+	}
+	return scrapeResources(procs, readings[len(readings)-1])
+}
+
+// scrapeResources scrapes the manager's per-resource metrics once, as
+// Prometheus would, after the readings (which it leaves as they are):
+// how many series, how large, how long, and the manager's peak resident
+// set after it beside the one before.
+func scrapeResources(p memProcs, last memReading) error {
+	start := time.Now()
+	resp, err := http.Get("http://" + p.managerMetrics + resmetrics.Path)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	took := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", resmetrics.Path, resp.StatusCode)
+	}
+	series := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			series++
+		}
+	}
+	fmt.Printf("then one scrape of the manager's %s at %d objects: %d series, %.1f MiB, %s; manager RSS %.1f MiB, peak %.1f MiB (%.1f before the scrape)\n",
+		resmetrics.Path, last.objects, series, mib(int64(len(b))), took.Round(time.Millisecond), mib(p.manager.RSS()), mib(p.manager.PeakRSS()), mib(last.managerPeak))
+	return nil
 }
 
 // parseMemLimits reads -mem-limits: "none", or the manager's and the

@@ -360,6 +360,36 @@ func rulesIn(t *testing.T, file, kind string) []rbacv1.PolicyRule {
 	return nil
 }
 
+// checkResourceMetrics: the ServiceMonitor of the resources' metrics
+// scrapes their path on the managers' metrics Services only (the webhook
+// serves none: a scrape of it would fail).
+func checkResourceMetrics(t *testing.T, objs []*unstructured.Unstructured) {
+	var paths []string
+	for _, u := range ofKind(objs, "ServiceMonitor") {
+		sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
+		eps, _, _ := unstructured.NestedSlice(u.Object, "spec", "endpoints")
+		for _, ep := range eps {
+			path, _ := ep.(map[string]any)["path"].(string)
+			paths = append(paths, path)
+			if path == "/metrics/resources" && sel["switchboard.dev/resource-metrics"] != "true" {
+				t.Errorf("ServiceMonitor %s scrapes /metrics/resources from %v, not only the managers", u.GetName(), sel)
+			}
+		}
+	}
+	if slices.Sort(paths); !slices.Equal(paths, []string{"/metrics", "/metrics/resources"}) {
+		t.Errorf("the ServiceMonitors scrape %v, want /metrics and /metrics/resources", paths)
+	}
+	for _, u := range ofKind(objs, "Service") {
+		component := u.GetLabels()["app.kubernetes.io/component"]
+		if u.GetLabels()["switchboard.dev/metrics"] != "true" {
+			continue
+		}
+		if got, want := u.GetLabels()["switchboard.dev/resource-metrics"] == "true", component != "webhook"; got != want {
+			t.Errorf("metrics Service %s (%s): resource-metrics label %v, want %v", u.GetName(), component, got, want)
+		}
+	}
+}
+
 // checkOptional: the Ingress, ServiceMonitor, PrometheusRule and
 // NetworkPolicies appear exactly when asked for, and say what they should.
 func checkOptional(t *testing.T, objs []*unstructured.Unstructured, values map[string]any) {
@@ -380,8 +410,11 @@ func checkOptional(t *testing.T, objs []*unstructured.Unstructured, values map[s
 		}
 	}
 	monitor := values["serviceMonitor.enabled"] == true
-	if (count("ServiceMonitor") == 1) != monitor {
+	if (count("ServiceMonitor") == 2) != monitor {
 		t.Errorf("%d ServiceMonitors rendered, serviceMonitor.enabled = %v", count("ServiceMonitor"), monitor)
+	}
+	if monitor {
+		checkResourceMetrics(t, objs)
 	}
 	wantServices := 1
 	if monitor {
