@@ -263,6 +263,9 @@ type CalendarWatchStatus struct {
 	// was cancelled.
 	// +optional
 	AppointmentsDeleted int64 `json:"appointmentsDeleted,omitempty"`
+
+	// TokenStatus records the access token: tokenExpiresAt as Google
+	// stated it.
 	TokenStatus `json:",inline"`
 }
 

@@ -176,6 +176,8 @@ type SheetConnectionStatus struct {
 	// +optional
 	MissingHeaders []string `json:"missingHeaders,omitempty"`
 
+	// TokenStatus records the access token: tokenExpiresAt as Google
+	// stated it.
 	TokenStatus `json:",inline"`
 	// LastAppendAt is when rows were last appended.
 	// +optional
