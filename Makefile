@@ -11,6 +11,9 @@ VERSITYGW_VERSION ?= v1.8.0
 HELM_VERSION ?= v3.22.0
 KO_VERSION ?= v0.19.1
 CRANE_VERSION ?= v0.21.7
+# promtool checks the chart's alerting rules and runs their unit tests
+# (github.com/prometheus/prometheus v0.316.0 is Prometheus 3.16.0).
+PROMTOOL_VERSION ?= v0.316.0
 
 # The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
 # modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
@@ -25,12 +28,13 @@ VERSITYGW ?= $(LOCALBIN)/versitygw
 HELM ?= $(LOCALBIN)/helm
 KO ?= $(LOCALBIN)/ko
 CRANE ?= $(LOCALBIN)/crane
+PROMTOOL ?= $(LOCALBIN)/promtool
 # The images' tarballs (make images).
 IMAGES_DIR ?= $(shell pwd)/dist/images
 
 GO_TEST_FLAGS ?= -race -count=1 -v
-# The chart tests (test/chart) run $(HELM).
-export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION HELM
+# The chart tests (test/chart) run $(HELM) and $(PROMTOOL).
+export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION HELM PROMTOOL
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -76,7 +80,7 @@ chart: manifests ## Copy the CRDs and RBAC rules into charts/switchboard and reg
 	go run ./hack/chartgen
 
 .PHONY: test
-test: manifests generate vet envtest versitygw helm ## Run all tests against a real kube-apiserver and etcd.
+test: manifests generate vet envtest versitygw helm promtool ## Run all tests against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: verify
@@ -165,6 +169,10 @@ versitygw: | $(LOCALBIN) ## Install versitygw (the S3 server of tests and the de
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm (renders and lints the chart in tests) into ./bin.
 	@path=$$(./hack/tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)) && ln -sf "$$path" $(HELM)
+
+.PHONY: promtool
+promtool: | $(LOCALBIN) ## Install promtool (checks and unit-tests the chart's alerts) into ./bin.
+	@path=$$(./hack/tool.sh promtool github.com/prometheus/prometheus/cmd/promtool $(PROMTOOL_VERSION)) && ln -sf "$$path" $(PROMTOOL)
 
 .PHONY: ko
 ko: | $(LOCALBIN) ## Install ko (builds the images) into ./bin.

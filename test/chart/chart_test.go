@@ -371,8 +371,15 @@ func checkResourceMetrics(t *testing.T, objs []*unstructured.Unstructured) {
 		for _, ep := range eps {
 			path, _ := ep.(map[string]any)["path"].(string)
 			paths = append(paths, path)
-			if path == "/metrics/resources" && sel["switchboard.dev/resource-metrics"] != "true" {
+			if path != "/metrics/resources" {
+				continue
+			}
+			if sel["switchboard.dev/resource-metrics"] != "true" {
 				t.Errorf("ServiceMonitor %s scrapes /metrics/resources from %v, not only the managers", u.GetName(), sel)
+			}
+			// The object's namespace label must not give way to the target's.
+			if honor, _ := ep.(map[string]any)["honorLabels"].(bool); !honor {
+				t.Errorf("ServiceMonitor %s scrapes /metrics/resources without honorLabels", u.GetName())
 			}
 		}
 	}

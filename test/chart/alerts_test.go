@@ -1,0 +1,107 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chart
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// promtool is the pinned promtool: $PROMTOOL (the Makefile sets it), else
+// bin/promtool of the repository.
+func promtool(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := os.Getenv("PROMTOOL")
+	if bin == "" {
+		root, _ := paths(t)
+		bin = filepath.Join(root, "bin", "promtool")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("promtool not found at %s: run `make promtool` or set PROMTOOL", bin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // the pinned tool, on files of this test
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("promtool %v: %v\n%s", args, err, out.String())
+	}
+	return out.String()
+}
+
+// The chart's alerts are valid rules (promtool check rules), each fires
+// when it should and stays quiet when it should not (promtool test rules,
+// alerts.test.yaml), and every alert has its tests.
+func TestTheAlertsPassPromtoolsChecksAndTheirUnitTests(t *testing.T) {
+	objs := render(t, "switchboard-system", map[string]any{"prometheusRule.enabled": true})
+	rules := ofKind(objs, "PrometheusRule")
+	if len(rules) != 1 {
+		t.Fatalf("%d PrometheusRules rendered, want 1", len(rules))
+	}
+	groups, _, err := unstructured.NestedSlice(rules[0].Object, "spec", "groups")
+	if err != nil || len(groups) == 0 {
+		t.Fatalf("the PrometheusRule has no groups: %v", err)
+	}
+	b, err := yaml.Marshal(map[string]any{"groups": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := readFile(t, "alerts.test.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "alerts.test.yaml"), []byte(tests), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := promtool(t, "check", "rules", filepath.Join(dir, "rules.yaml"))
+	t.Logf("promtool check rules:\n%s", out)
+	out = promtool(t, "test", "rules", filepath.Join(dir, "alerts.test.yaml"))
+	t.Logf("promtool test rules:\n%s", out)
+
+	// Every alert is tested, firing (its name is expected with alerts) and
+	// quiet (an evaluation of it expects none, or only other objects).
+	var alerts []string
+	for _, g := range groups {
+		rs, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rs {
+			if name, _ := r.(map[string]any)["alert"].(string); name != "" {
+				alerts = append(alerts, name)
+			}
+		}
+	}
+	tested := regexp.MustCompile(`alertname: (\w+)`).FindAllStringSubmatch(tests, -1)
+	for _, name := range alerts {
+		if !slices.ContainsFunc(tested, func(m []string) bool { return m[1] == name }) {
+			t.Errorf("alert %s has no unit test in alerts.test.yaml", name)
+		}
+	}
+	if len(alerts) < 7 {
+		t.Errorf("%d alerts rendered, want the 7 of docs/install.md: %v", len(alerts), alerts)
+	}
+}
