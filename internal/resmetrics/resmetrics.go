@@ -162,18 +162,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	f := newFamilies()
-	if h.Serving == nil || h.Serving() {
-		if err := collect(ctx, h.Reader, f); err != nil {
-			http.Error(w, "reading the cache: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if h.Serving != nil && !h.Serving() {
+		return
+	}
+	f := newFamilies()
+	if err := collect(ctx, h.Reader, f); err != nil {
+		http.Error(w, "reading the cache: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	// Every family's HELP and TYPE, samples or not: a scrape names every
+	// metric the page can hold (the dashboard's test reads them).
 	for _, m := range f.all {
-		if m.buf.Len() == 0 {
-			continue
-		}
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", m.name, m.help, m.name, m.typ)
 		_, _ = w.Write(m.buf.Bytes())
 	}

@@ -290,6 +290,11 @@ func TestEachObjectHasItsSeriesFromTheCacheAndLosesThemWithIt(t *testing.T) {
 		return !watch && !channel && p == 0 && !oldest
 	})
 
+	// A family without samples is still named.
+	if _, body = scrape(t, srv.URL); !strings.Contains(body, "# TYPE switchboard_calendar_channel_expiration_timestamp_seconds gauge\n") {
+		t.Errorf("a family with no object left is not named:\n%s", body)
+	}
+
 	// A replica that does not lead answers no series.
 	notLeading.Store(true)
 	if fams, body = scrape(t, srv.URL); len(fams) != 0 {

@@ -136,6 +136,16 @@ func TestNoSecretReachesTheLogsAtTheHighestVerbosity(t *testing.T) {
 			linesWith(out, `"Response Body"`, `"leakcheck-right-token"`) > 0
 	}, mgr, hook)
 
+	// What Prometheus would scrape of both, read before they stop: no
+	// secret may be in it, and it must name every metric the chart's
+	// dashboard and alerts query.
+	pages := map[string]string{
+		"manager /metrics":           scrapeText(t, "http://"+addrs[3]+"/metrics"),
+		"manager /metrics/resources": scrapeText(t, "http://"+addrs[3]+"/metrics/resources"),
+		"webhook /metrics":           scrapeText(t, "http://"+addrs[1]+"/metrics"),
+	}
+	checkDashboardAndAlertsQueryServedMetrics(t, pages)
+
 	// Stop both so that every line is written.
 	mgr.stop()
 	hook.stop()
@@ -161,6 +171,11 @@ func TestNoSecretReachesTheLogsAtTheHighestVerbosity(t *testing.T) {
 	t.Logf("scanning %d bytes of manager log and %d of webhook log for %d secret values",
 		len(logs["manager"]), len(logs["webhook"]), len(secrets))
 
+	for name, page := range pages {
+		if found := setuptest.Find(page, secrets); len(found) > 0 {
+			t.Errorf("%s holds %v", name, found)
+		}
+	}
 	for name, log := range logs {
 		if found := setuptest.Find(log, secrets); len(found) > 0 {
 			t.Errorf("%s log holds %v", name, found)

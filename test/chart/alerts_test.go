@@ -19,11 +19,14 @@ package chart
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +107,69 @@ func TestTheAlertsPassPromtoolsChecksAndTheirUnitTests(t *testing.T) {
 	if len(alerts) < 7 {
 		t.Errorf("%d alerts rendered, want the 7 of docs/install.md: %v", len(alerts), alerts)
 	}
+}
+
+// The dashboard ships as a ConfigMap for Grafana's sidecar only when asked
+// for, in the namespace asked for, holding the repository's dashboard; and
+// every panel's query is PromQL promtool accepts (checked as a recording
+// rule). test/binaries checks that each metric it selects is served.
+func TestTheDashboardShipsOnlyWhenAskedAndEachQueryParses(t *testing.T) {
+	if n := len(ofKind(render(t, "switchboard-system", nil), "ConfigMap")); n != 0 {
+		t.Fatalf("%d ConfigMaps rendered by default, want none", n)
+	}
+	objs := render(t, "switchboard-system", map[string]any{"grafanaDashboard.enabled": true, "grafanaDashboard.namespace": "monitoring",
+		"grafanaDashboard.annotations": map[string]any{"grafana_folder": "Switchboard"}})
+	cms := ofKind(objs, "ConfigMap")
+	if len(cms) != 1 {
+		t.Fatalf("%d ConfigMaps rendered, want the dashboard's", len(cms))
+	}
+	cm := cms[0]
+	if cm.GetNamespace() != "monitoring" || cm.GetLabels()["grafana_dashboard"] != "1" || cm.GetAnnotations()["grafana_folder"] != "Switchboard" {
+		t.Errorf("dashboard ConfigMap in %q, labels %v, annotations %v", cm.GetNamespace(), cm.GetLabels(), cm.GetAnnotations())
+	}
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if got, want := data["switchboard.json"], strings.TrimSpace(readFile(t, "../../charts/switchboard/dashboards/switchboard.json")); got != want {
+		t.Fatalf("the ConfigMap's dashboard differs from charts/switchboard/dashboards/switchboard.json")
+	}
+	var dash struct {
+		UID    string `json:"uid"`
+		Panels []struct {
+			Type    string `json:"type"`
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal([]byte(data["switchboard.json"]), &dash); err != nil {
+		t.Fatalf("the dashboard is not JSON: %v", err)
+	}
+	var rules []map[string]any
+	rows := 0
+	for _, p := range dash.Panels {
+		if p.Type == "row" {
+			rows++
+			continue
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for i, q := range p.Targets {
+			// Grafana's variable, as Grafana substitutes it.
+			expr := strings.ReplaceAll(q.Expr, "$job", ".*switchboard.*")
+			rules = append(rules, map[string]any{"record": fmt.Sprintf("dashboard:panel%d:query%d", len(rules), i), "expr": expr})
+		}
+	}
+	if dash.UID == "" || rows < 7 || len(rules) < 20 {
+		t.Fatalf("the dashboard has uid %q, %d rows and %d queries: want a uid and a row per integration", dash.UID, rows, len(rules))
+	}
+	b, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "dashboard-queries.yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promtool(t, "check", "rules", file)
 }
