@@ -102,23 +102,30 @@ func (r *Reconciler) readChannelSecret(ctx context.Context, obj *v1alpha1.Calend
 // that channels opened together are not due together (and the same
 // instant on every reconcile). Google may grant less than asked: a channel
 // whose whole life is shorter than renewBefore is due halfway through it,
-// never at once and again at once. The life is known from the channel's
-// sequence, the Unix milliseconds it was opened at.
+// never at once and again at once; one whose life is only a little longer
+// than renewBefore is spread no earlier than the instant it was opened.
+// The life is known from the channel's sequence, the Unix milliseconds it
+// was opened at.
 func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
-	due, _ := renewal(ch, renewBefore)
+	due, _, _ := renewal(ch, renewBefore)
 	return due
 }
 
 // renewStart is when the renewal of a channel begins: renewLead ahead of
 // its due instant (renewAt), so that a burst of renewals queued behind one
 // another still has each successor open by its due instant rather than
-// after it.
+// after it; never before the channel was opened (a renewal begun then
+// would begin again as soon as its successor opened).
 func renewStart(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
-	due, before := renewal(ch, renewBefore)
+	due, before, opened := renewal(ch, renewBefore)
 	if due.IsZero() {
 		return due
 	}
-	return due.Add(-renewLead(before))
+	start := due.Add(-renewLead(before))
+	if start.Before(opened) && !due.Before(opened) {
+		return opened
+	}
+	return start
 }
 
 // renewLead is how far ahead of its due instant a renewal begins: a
@@ -131,19 +138,26 @@ func renewLead(renewBefore time.Duration) time.Duration {
 	return min(renewBefore/20, 5*time.Minute)
 }
 
-// renewal is renewAt and the renewBefore in force (halved for a short
-// life).
-func renewal(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) (time.Time, time.Duration) {
+// renewal is renewAt, the renewBefore in force (halved for a short life)
+// and when the channel was opened.
+func renewal(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) (due time.Time, before time.Duration, opened time.Time) {
 	if ch == nil || ch.Expiration == nil {
-		return time.Time{}, 0
+		return time.Time{}, 0, time.Time{}
 	}
-	if life := ch.Expiration.Sub(time.UnixMilli(calendarpush.ChannelSequence(ch))); life > 0 && life <= renewBefore {
+	opened = time.UnixMilli(calendarpush.ChannelSequence(ch))
+	life := ch.Expiration.Sub(opened)
+	if life > 0 && life <= renewBefore {
 		renewBefore = life / 2
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(ch.ID))
 	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1)) //nolint:gosec // renewBefore is positive (CEL) and the result is below it
-	return ch.Expiration.Add(-renewBefore - spread), renewBefore
+	if life > 0 {
+		// A life a little longer than renewBefore leaves less than the
+		// spread before it: due no earlier than the channel opened.
+		spread = min(spread, life-renewBefore)
+	}
+	return ch.Expiration.Add(-renewBefore - spread), renewBefore, opened
 }
 
 // channel opens the push channel, renews it before it expires (the new one

@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"pgregory.net/rapid"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -324,6 +325,24 @@ func TestProperty6ValidCallbackURL(t *testing.T) {
 			rt.Fatalf("public %q → address %q", public, addr)
 		}
 	})
+}
+
+// A channel whose life is only a little longer than renewBefore (here
+// 60 s against 52.4 s, a case rapid found) was due for renewal, with its
+// spread and lead, before it was opened: its successor would have begun
+// renewing the moment it opened, and so on. Each of these ids draws its
+// own spread.
+func TestARenewalNeverBeginsBeforeItsChannelOpened(t *testing.T) {
+	opened := time.UnixMilli(1_000_000_000_001)
+	exp := metav1.NewTime(opened.Add(time.Minute))
+	renewBefore := 52414910840 * time.Nanosecond
+	for i := range 200 {
+		ch := &v1alpha1.ChannelStatus{ID: calendarpush.ChannelID(types.UID(fmt.Sprintf("uid-%d", i)), opened.UnixMilli()), Expiration: &exp}
+		at, start := renewAt(ch, renewBefore), renewStart(ch, renewBefore)
+		if start.Before(opened) || at.After(exp.Add(-renewBefore)) || start.After(at) {
+			t.Fatalf("%s: renewal due %s, begun %s, for a channel opened %s expiring %s", ch.ID, at, start, opened, exp)
+		}
+	}
 }
 
 // Property 7: For any webhook subscription that is approaching expiration,
