@@ -18,6 +18,7 @@ package resmetrics_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -299,5 +300,27 @@ func TestEachObjectHasItsSeriesFromTheCacheAndLosesThemWithIt(t *testing.T) {
 	notLeading.Store(true)
 	if fams, body = scrape(t, srv.URL); len(fams) != 0 {
 		t.Errorf("a replica that does not lead served %d families:\n%s", len(fams), body)
+	}
+}
+
+// failingReader is a cache that cannot list.
+type failingReader struct{ client.Reader }
+
+func (failingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("informer not synced")
+}
+
+// A cache that cannot be read answers 503 and no partial page.
+func TestACacheThatCannotBeReadAnswers503(t *testing.T) {
+	srv := httptest.NewServer(&resmetrics.Handler{Reader: failingReader{}})
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || strings.Contains(string(b), "# TYPE") {
+		t.Fatalf("HTTP %d:\n%s", resp.StatusCode, b)
 	}
 }
