@@ -226,26 +226,27 @@ func (p *page) header(name, typ, help string) {
 	fmt.Fprintf(p.w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 }
 
-// sample writes one sample: labels are name, value pairs.
+// sample writes one sample: labels are name, value pairs. A bufio.Writer's
+// error sticks: ServeHTTP's Flush meets it.
 func (p *page) sample(name string, v float64, labels ...string) {
 	w := p.w
-	w.WriteString(name)
+	_, _ = w.WriteString(name)
 	if len(labels) > 0 {
-		w.WriteByte('{')
+		_ = w.WriteByte('{')
 		for i := 0; i+1 < len(labels); i += 2 {
 			if i > 0 {
-				w.WriteByte(',')
+				_ = w.WriteByte(',')
 			}
-			w.WriteString(labels[i])
-			w.WriteString(`="`)
+			_, _ = w.WriteString(labels[i])
+			_, _ = w.WriteString(`="`)
 			escape(w, labels[i+1])
-			w.WriteByte('"')
+			_ = w.WriteByte('"')
 		}
-		w.WriteByte('}')
+		_ = w.WriteByte('}')
 	}
-	w.WriteByte(' ')
-	w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-	w.WriteByte('\n')
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	_ = w.WriteByte('\n')
 }
 
 // escape writes a label value as the text format quotes it: backslash,
@@ -254,13 +255,13 @@ func escape(w *bufio.Writer, s string) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '\\':
-			w.WriteString(`\\`)
+			_, _ = w.WriteString(`\\`)
 		case '"':
-			w.WriteString(`\"`)
+			_, _ = w.WriteString(`\"`)
 		case '\n':
-			w.WriteString(`\n`)
+			_, _ = w.WriteString(`\n`)
 		default:
-			w.WriteByte(c)
+			_ = w.WriteByte(c)
 		}
 	}
 }
