@@ -88,7 +88,7 @@ func main() {
 	linkBudget := flag.Duration("link-budget", 0, "Time the manager gets to mint every expiring link before the first expires (0: 60 s + 20 ms per link).")
 	linkWorkers := flag.Int("link-workers", 0, "The manager's --receivelink-workers (0: its default).")
 	sheetRounds := flag.Int("sheet-rounds", 8, "Rounds the Sheets ingest route and its baseline take turns in at each client count (even: baseline, route, route, baseline, ...), each of -sheet-sessions/(rounds/2) sessions.")
-	sheetSessions := flag.Int("sheet-sessions", 1000, "Sessions posted to the Sheets ingest route per client count (and as many creates in each baseline).")
+	sheetSessions := flag.Int("sheet-sessions", 3000, "Sessions posted to the Sheets ingest route per client count (and as many creates in each baseline); 1,000 make rounds of 250, too short to judge the ratio.")
 	sheetClients := flag.String("sheet-clients", "16,64", "Client counts of the Sheets ingest route and its baselines.")
 	memFirst := flag.Int("mem-first", 1000, "Objects of each kind at the memory benchmark's first reading.")
 	memObjects := flag.Int("mem-objects", 10000, "Objects of each kind at the memory benchmark's second reading (all seven kinds at once).")
