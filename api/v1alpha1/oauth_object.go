@@ -104,14 +104,14 @@ func (in *SheetConnection) GetWatchedSecrets() []string {
 // GetTokenStatus implements OAuthObject.
 func (in *SheetConnection) GetTokenStatus() *TokenStatus { return &in.Status.TokenStatus }
 
-// SetExpiresAt records the working grant's access-token expiry in
-// tokenExpiresAt (a zero time records nothing).
-func (s *TokenStatus) SetExpiresAt(t time.Time) { setTime(&s.TokenExpiresAt, t) }
-
-// Refreshed records a refresh that succeeded at now: lastTokenRefreshAt,
-// and no refresh failed since.
-func (s *TokenStatus) Refreshed(now time.Time) {
-	setTime(&s.LastTokenRefreshAt, now)
+// Granted records a grant that works at now: its access token's expiry
+// (a zero time records none), now as its last refresh when it was just
+// refreshed, and no refresh failed since.
+func (s *TokenStatus) Granted(expiry time.Time, refreshed bool, now time.Time) {
+	setTime(&s.TokenExpiresAt, expiry)
+	if refreshed {
+		setTime(&s.LastTokenRefreshAt, now)
+	}
 	s.TokenRefreshFailures = 0
 }
 

@@ -247,13 +247,7 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 	if !tok.Expiry.IsZero() {
 		run.RequeueAt(tok.Expiry.Add(-margin))
 	}
-	ts := obj.GetTokenStatus()
-	ts.SetExpiresAt(tok.Expiry)
-	if tok.Refreshed {
-		ts.Refreshed(run.Now)
-	} else {
-		ts.TokenRefreshFailures = 0
-	}
+	obj.GetTokenStatus().Granted(tok.Expiry, tok.Refreshed, run.Now)
 	if p.granted != nil {
 		p.granted(obj, tok, run)
 	}
