@@ -93,14 +93,12 @@ func DropSecretData() func(any) (any, error) {
 	// keep: it is changed in place, as the managed-fields transform does.
 	return func(in any) (any, error) {
 		if s, ok := in.(*corev1.Secret); ok && s.Data != nil {
-			if _, connect := s.Labels[ConnectTargetLabel]; connect {
-				s.Data, s.StringData = nil, nil
-				return s, nil
+			if _, connect := s.Labels[ConnectTargetLabel]; !connect {
+				if s.Labels == nil {
+					s.Labels = map[string]string{}
+				}
+				s.Labels[GrantDigestLabel] = GrantDigest(s.Data)
 			}
-			if s.Labels == nil {
-				s.Labels = map[string]string{}
-			}
-			s.Labels[GrantDigestLabel] = GrantDigest(s.Data)
 			s.Data, s.StringData = nil, nil
 		}
 		return in, nil
