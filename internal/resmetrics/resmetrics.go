@@ -50,6 +50,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 // Path is where the manager's metrics server serves these metrics, beside
@@ -104,14 +105,14 @@ func (m metric) covers(k kind) bool {
 	return slices.ContainsFunc(m.kinds, func(x kind) bool { return x.name == k.name })
 }
 
-// condition is the status and reason of o's condition typ.
+// condition is the status and reason of o's condition typ, and whether
+// o has it.
 func condition(o runtime.Object, typ string) (bool, string, bool) {
-	for _, c := range o.(v1alpha1.StatusObject).GetReconcileStatus().Conditions {
-		if c.Type == typ {
-			return c.Status == metav1.ConditionTrue, c.Reason, true
-		}
+	c := status.Get(o.(status.Object), typ)
+	if c == nil {
+		return false, "", false
 	}
-	return false, "", false
+	return c.Status == metav1.ConditionTrue, c.Reason, true
 }
 
 func tokenOf(o runtime.Object) *v1alpha1.TokenStatus {
@@ -122,7 +123,7 @@ func timestamp(t *metav1.Time) (float64, string, bool) {
 	if t == nil {
 		return 0, "", false
 	}
-	return unix(t), "", true
+	return seconds(t.Time), "", true
 }
 
 func count[N int | int32 | int64](n N) (float64, string, bool) { return float64(n), "", true }
@@ -204,7 +205,7 @@ var backlogMetrics = []struct {
 	{"switchboard_backlog_failed", "Children of the parent that failed for good (phase Failed), kept for their retention.",
 		func(b *backlog) (float64, bool) { return float64(b.failed), true }},
 	{"switchboard_backlog_oldest_pending_timestamp_seconds", "When the parent's oldest unfinished child was created, in Unix seconds.",
-		func(b *backlog) (float64, bool) { return float64(b.oldest.UnixNano()) / 1e9, b.pending > 0 }},
+		func(b *backlog) (float64, bool) { return seconds(b.oldest), b.pending > 0 }},
 }
 
 // page writes the text format, buffered.
@@ -291,7 +292,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = p.w.Flush()
 }
 
-func unix(t *metav1.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+// seconds is t in Unix seconds.
+func seconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func boolean(b bool) float64 {
 	if b {
@@ -300,8 +302,9 @@ func boolean(b bool) float64 {
 	return 0
 }
 
-// ref is an object a sample is of: the strings are the cache's own.
-type ref struct{ kind, namespace, name string }
+// objectKey names an object by kind, namespace and name: one a sample is
+// of, or a parent of children (the strings are the cache's own).
+type objectKey struct{ kind, namespace, name string }
 
 // point is one sample of a metric, of the object refs[obj].
 type point struct {
@@ -316,7 +319,7 @@ type point struct {
 // its HELP and TYPE, samples or not (a scrape names every metric the page
 // can hold), then its samples.
 func write(ctx context.Context, c client.Reader, p *page) error {
-	var refs []ref
+	var refs []objectKey
 	points := make([][]point, len(metrics))
 	for _, k := range parents {
 		l := k.list()
@@ -329,7 +332,7 @@ func write(ctx context.Context, c client.Reader, p *page) error {
 		}
 		for _, o := range objs {
 			co := o.(client.Object)
-			refs = append(refs, ref{k.name, co.GetNamespace(), co.GetName()})
+			refs = append(refs, objectKey{k.name, co.GetNamespace(), co.GetName()})
 			for i, m := range metrics {
 				if !m.covers(k) {
 					continue
@@ -359,7 +362,7 @@ func write(ctx context.Context, c client.Reader, p *page) error {
 	if err != nil {
 		return err
 	}
-	keys := slices.SortedFunc(maps.Keys(b), func(x, y parentKey) int {
+	keys := slices.SortedFunc(maps.Keys(b), func(x, y objectKey) int {
 		return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.namespace, y.namespace), cmp.Compare(x.name, y.name))
 	})
 	for _, m := range backlogMetrics {
@@ -373,16 +376,13 @@ func write(ctx context.Context, c client.Reader, p *page) error {
 	return nil
 }
 
-// parentKey names a parent by kind, namespace and name.
-type parentKey struct{ kind, namespace, name string }
-
 // backlog is one parent's children as the backlog metrics count them.
 type backlog struct {
 	pending, failed int
 	oldest          time.Time
 }
 
-type backlogs map[parentKey]*backlog
+type backlogs map[objectKey]*backlog
 
 // countBacklogs counts the PaperSyncs and SheetSyncs per parent.
 func countBacklogs(ctx context.Context, c client.Reader) (backlogs, error) {
@@ -393,7 +393,7 @@ func countBacklogs(ctx context.Context, c client.Reader) (backlogs, error) {
 	}
 	for i := range papers.Items {
 		o := &papers.Items[i]
-		b.add(parentKey{"NotionIntegration", o.Namespace, o.Spec.IntegrationRef.Name}, o.Status.Phase, o.Status.CompletedAt, o.CreationTimestamp)
+		b.add(objectKey{"NotionIntegration", o.Namespace, o.Spec.IntegrationRef.Name}, o.Status.Phase, o.Status.CompletedAt, o.CreationTimestamp)
 	}
 	papers = v1alpha1.PaperSyncList{}
 	var syncs v1alpha1.SheetSyncList
@@ -402,12 +402,12 @@ func countBacklogs(ctx context.Context, c client.Reader) (backlogs, error) {
 	}
 	for i := range syncs.Items {
 		o := &syncs.Items[i]
-		b.add(parentKey{"SheetConnection", o.Namespace, o.Spec.ConnectionRef.Name}, o.Status.Phase, o.Status.CompletedAt, o.CreationTimestamp)
+		b.add(objectKey{"SheetConnection", o.Namespace, o.Spec.ConnectionRef.Name}, o.Status.Phase, o.Status.CompletedAt, o.CreationTimestamp)
 	}
 	return b, nil
 }
 
-func (b backlogs) add(k parentKey, phase v1alpha1.SyncPhase, completed *metav1.Time, created metav1.Time) {
+func (b backlogs) add(k objectKey, phase v1alpha1.SyncPhase, completed *metav1.Time, created metav1.Time) {
 	if k.name == "" {
 		return
 	}
