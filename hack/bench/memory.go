@@ -326,27 +326,19 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 // set after it beside the one before.
 func scrapeResources(p memProcs, last memReading) error {
 	start := time.Now()
-	resp, err := http.Get("http://" + p.managerMetrics + resmetrics.Path)
-	if err != nil {
-		return err
-	}
-	b, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	took := time.Since(start)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d", resmetrics.Path, resp.StatusCode)
-	}
-	series := 0
-	for _, line := range strings.Split(string(b), "\n") {
+	series, size := 0, int64(0)
+	err := scrape("http://"+p.managerMetrics+resmetrics.Path, func(line string) {
+		size += int64(len(line)) + 1
 		if line != "" && !strings.HasPrefix(line, "#") {
 			series++
 		}
+	})
+	if err != nil {
+		return err
 	}
+	took := time.Since(start)
 	fmt.Printf("then one scrape of the manager's %s at %d objects: %d series, %.1f MiB, %s; manager RSS %.1f MiB, peak %.1f MiB (%.1f before the scrape)\n",
-		resmetrics.Path, last.objects, series, mib(int64(len(b))), took.Round(time.Millisecond), mib(p.manager.RSS()), mib(p.manager.PeakRSS()), mib(last.managerPeak))
+		resmetrics.Path, last.objects, series, mib(size), took.Round(time.Millisecond), mib(p.manager.RSS()), mib(p.manager.PeakRSS()), mib(last.managerPeak))
 	return nil
 }
 

@@ -291,13 +291,17 @@ func metricValue(metricsURL, name string) (float64, error) {
 	return v, err
 }
 
-// scrape hands each line of the Prometheus text at metricsURL to f.
+// scrape hands each line of the Prometheus text at metricsURL to f; a
+// page answered with another status than 200 is an error.
 func scrape(metricsURL string, f func(line string)) error {
 	resp, err := http.Get(metricsURL)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", metricsURL, resp.StatusCode)
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
