@@ -90,31 +90,42 @@ var sharedLabelKeys = map[string]bool{
 	linktoken.KeysMirrorLabel: true,
 }
 
-// internPool maps each interned string to its one copy, and each shared
-// label set (labelSetKey) to its one map.
+// internPool keeps each interned string's one copy, and each shared label
+// set's (labelSetKey) one map.
 type internPool struct {
+	strings   bounded[string]
+	labelSets bounded[map[string]string]
+}
+
+// bounded keeps one value per key, at most max of them, and never
+// shrinks.
+type bounded[V any] struct {
 	m sync.Map
 	n atomic.Int64
+}
 
-	labelSets sync.Map
-	nSets     atomic.Int64
+// share gives the value kept for key; else it keeps build()'s while fewer
+// than max are kept, and gives it either way.
+func (b *bounded[V]) share(key string, max int64, build func() V) V {
+	if v, ok := b.m.Load(key); ok {
+		return v.(V)
+	}
+	v := build()
+	if b.n.Load() >= max {
+		return v
+	}
+	kept, loaded := b.m.LoadOrStore(key, v)
+	if !loaded {
+		b.n.Add(1)
+	}
+	return kept.(V)
 }
 
 func (p *internPool) intern(s string) string {
 	if s == "" || len(s) > maxInternedLen {
 		return s
 	}
-	if v, ok := p.m.Load(s); ok {
-		return v.(string)
-	}
-	if p.n.Load() >= maxInterned {
-		return s
-	}
-	v, loaded := p.m.LoadOrStore(s, s)
-	if !loaded {
-		p.n.Add(1)
-	}
-	return v.(string)
+	return p.strings.share(s, maxInterned, func() string { return s })
 }
 
 // keys gives m with its keys interned (a new map: a key cannot be
@@ -167,21 +178,13 @@ func (p *internPool) labels(m map[string]string) map[string]string {
 	if !ok {
 		return keys(p, m)
 	}
-	if v, ok := p.labelSets.Load(key); ok {
-		return v.(map[string]string)
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[p.intern(k)] = p.intern(v)
-	}
-	if p.nSets.Load() >= maxSharedLabelSets {
+	return p.labelSets.share(key, maxSharedLabelSets, func() map[string]string {
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[p.intern(k)] = p.intern(v)
+		}
 		return out
-	}
-	v, loaded := p.labelSets.LoadOrStore(key, out)
-	if !loaded {
-		p.nSets.Add(1)
-	}
-	return v.(map[string]string)
+	})
 }
 
 // labelSetKey is m's entries in key order, each "key=value" and newline

@@ -155,7 +155,7 @@ func TestTheInternPoolIsBounded(t *testing.T) {
 	for i := range maxInterned + 100 {
 		p.intern(fmt.Sprintf("reason-%d", i))
 	}
-	if n := p.n.Load(); n != maxInterned {
+	if n := p.strings.n.Load(); n != maxInterned {
 		t.Fatalf("the pool holds %d strings, want at most %d", n, maxInterned)
 	}
 	late := fmt.Sprintf("reason-%d", maxInterned+1)
@@ -163,7 +163,7 @@ func TestTheInternPoolIsBounded(t *testing.T) {
 		t.Fatalf("a string past the bound came back as %q", got)
 	}
 	long := string(make([]byte, maxInternedLen+1))
-	if _, ok := p.m.Load(long); ok || !same(p.intern(long), long) {
+	if _, ok := p.strings.m.Load(long); ok || !same(p.intern(long), long) {
 		t.Fatalf("a string longer than %d bytes was interned", maxInternedLen)
 	}
 	first := "reason-0"
@@ -247,7 +247,7 @@ func TestTheSharedLabelSetsAreBounded(t *testing.T) {
 	for i := range maxSharedLabelSets + 10 {
 		p.labels(map[string]string{v1alpha1.ShardLabel: fmt.Sprintf("shard-%d", i)})
 	}
-	if n := p.nSets.Load(); n != maxSharedLabelSets {
+	if n := p.labelSets.n.Load(); n != maxSharedLabelSets {
 		t.Fatalf("the pool holds %d label sets, want at most %d", n, maxSharedLabelSets)
 	}
 	late := map[string]string{v1alpha1.ShardLabel: fmt.Sprintf("shard-%d", maxSharedLabelSets+1)}
