@@ -171,20 +171,30 @@ func WithChartRBAC(r **ChartRBAC, namespace string, set ...string) func(*Env) (f
 	}
 }
 
-// Helm runs the pinned helm ($HELM, else bin/helm of the repository)
-// with args, in a throwaway home: no user configuration or cache leaks
-// in, and nothing is written to the user's home.
-func Helm(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
-	bin := os.Getenv("HELM")
+// PinnedTool is the path of a tool the Makefile pins: $<ENV> (the
+// Makefile sets it), else bin/<name> of the repository.
+func PinnedTool(name, env string) (string, error) {
+	bin := os.Getenv(env)
 	if bin == "" {
 		root, err := RepoRoot()
 		if err != nil {
-			return err
+			return "", err
 		}
-		bin = filepath.Join(root, "bin", "helm")
-		if _, err := os.Stat(bin); err != nil {
-			return fmt.Errorf("helm not found at %s: run `make helm` or set HELM", bin)
-		}
+		bin = filepath.Join(root, "bin", name)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%s not found at %s: run `make %s` or set %s", name, bin, name, env)
+	}
+	return bin, nil
+}
+
+// Helm runs the pinned helm (PinnedTool) with args, in a throwaway home:
+// no user configuration or cache leaks in, and nothing is written to the
+// user's home.
+func Helm(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
+	bin, err := PinnedTool("helm", "HELM")
+	if err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "helm-")
 	if err != nil {

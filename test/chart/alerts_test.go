@@ -32,19 +32,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
-// promtool is the pinned promtool: $PROMTOOL (the Makefile sets it), else
-// bin/promtool of the repository.
+// promtool runs the pinned promtool (testenv.PinnedTool) with args.
 func promtool(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := os.Getenv("PROMTOOL")
-	if bin == "" {
-		root, _ := paths(t)
-		bin = filepath.Join(root, "bin", "promtool")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("promtool not found at %s: run `make promtool` or set PROMTOOL", bin)
+	bin, err := testenv.PinnedTool("promtool", "PROMTOOL")
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
