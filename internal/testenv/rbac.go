@@ -182,7 +182,7 @@ func PinnedTool(name, env string) (string, error) {
 		}
 		bin = filepath.Join(root, "bin", name)
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the tool the test's own environment names
 		return "", fmt.Errorf("%s not found at %s: run `make %s` or set %s", name, bin, name, env)
 	}
 	return bin, nil
