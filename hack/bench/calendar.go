@@ -19,7 +19,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,24 +122,6 @@ func startCalendarRig(ctx context.Context, cfg *rest.Config, workers int) (*cale
 		return nil, err
 	}
 	return r, r.start(ctx)
-}
-
-// renewDue is calendarwatch.renewAt (unexported), replicated: renewBefore
-// ahead of the expiration, halved for a channel whose whole life (from the
-// Unix ms in its id) is shorter, minus up to a tenth spread by the fnv-64a
-// hash of the channel id.
-func renewDue(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
-	if ch == nil || ch.Expiration == nil {
-		return time.Time{}
-	}
-	_, seq, _ := calendarpush.ParseChannelID(ch.ID)
-	if life := ch.Expiration.Sub(time.UnixMilli(seq)); life > 0 && life <= renewBefore {
-		renewBefore = life / 2
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(ch.ID))
-	spread := time.Duration(h.Sum64() % uint64(renewBefore/10+1))
-	return ch.Expiration.Add(-renewBefore - spread)
 }
 
 func channelSeqTime(id string) time.Time {

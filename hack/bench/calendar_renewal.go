@@ -32,6 +32,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )
 
@@ -116,7 +117,7 @@ func planRenewals(ctx context.Context, rig *calendarRig, l *renewalLog) (*renewa
 			return nil, fmt.Errorf("%s has no channel", w.Name)
 		}
 		l.first[w.Name] = ch.ID
-		p.due[w.Name] = renewDue(ch, w.Spec.Channel.RenewBefore.Duration)
+		p.due[w.Name] = calendarwatch.RenewAt(ch, w.Spec.Channel.RenewBefore.Duration)
 		p.expires[w.Name] = ch.Expiration.Time
 		if expiration.IsZero() {
 			expiration = ch.Expiration.Time

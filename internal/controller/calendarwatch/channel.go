@@ -97,7 +97,7 @@ func (r *Reconciler) readChannelSecret(ctx context.Context, obj *v1alpha1.Calend
 	return &sec, nil
 }
 
-// renewAt is when a channel is due for renewal: renewBefore ahead of its
+// RenewAt is when a channel is due for renewal: renewBefore ahead of its
 // expiration, up to a tenth of that earlier, spread by the channel id so
 // that channels opened together are not due together (and the same
 // instant on every reconcile). Google may grant less than asked: a channel
@@ -106,13 +106,13 @@ func (r *Reconciler) readChannelSecret(ctx context.Context, obj *v1alpha1.Calend
 // than renewBefore is spread no earlier than the instant it was opened.
 // The life is known from the channel's sequence, the Unix milliseconds it
 // was opened at.
-func renewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
+func RenewAt(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) time.Time {
 	due, _, _ := renewal(ch, renewBefore)
 	return due
 }
 
 // renewStart is when the renewal of a channel begins: renewLead ahead of
-// its due instant (renewAt), so that a burst of renewals queued behind one
+// its due instant (RenewAt), so that a burst of renewals queued behind one
 // another still has each successor open by its due instant rather than
 // after it; never before the channel was opened (a renewal begun then
 // would begin again as soon as its successor opened).
@@ -138,7 +138,7 @@ func renewLead(renewBefore time.Duration) time.Duration {
 	return min(renewBefore/20, 5*time.Minute)
 }
 
-// renewal is renewAt, the renewBefore in force (halved for a short life)
+// renewal is RenewAt, the renewBefore in force (halved for a short life)
 // and when the channel was opened.
 func renewal(ch *v1alpha1.ChannelStatus, renewBefore time.Duration) (due time.Time, before time.Duration, opened time.Time) {
 	if ch == nil || ch.Expiration == nil {

@@ -141,7 +141,7 @@ func TestRenewalOpensTheNewChannelThenStopsTheOld(t *testing.T) {
 	f := newFixture(t, nil)
 	f.reconcile(t)
 	first := f.watch(t).Status.Channel
-	due := renewAt(first, 24*time.Hour)
+	due := RenewAt(first, 24*time.Hour)
 	if earliest := first.Expiration.Add(-24*time.Hour - 144*time.Minute); due.Before(earliest) || due.After(first.Expiration.Add(-24*time.Hour)) {
 		t.Fatalf("renewal due at %s for expiration %s", due, first.Expiration)
 	}

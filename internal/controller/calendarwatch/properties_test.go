@@ -338,7 +338,7 @@ func TestARenewalNeverBeginsBeforeItsChannelOpened(t *testing.T) {
 	renewBefore := 52414910840 * time.Nanosecond
 	for i := range 200 {
 		ch := &v1alpha1.ChannelStatus{ID: calendarpush.ChannelID(types.UID(fmt.Sprintf("uid-%d", i)), opened.UnixMilli()), Expiration: &exp}
-		at, start := renewAt(ch, renewBefore), renewStart(ch, renewBefore)
+		at, start := RenewAt(ch, renewBefore), renewStart(ch, renewBefore)
 		if start.Before(opened) || at.After(exp.Add(-renewBefore)) || start.After(at) {
 			t.Fatalf("%s: renewal due %s, begun %s, for a channel opened %s expiring %s", ch.ID, at, start, opened, exp)
 		}
@@ -354,7 +354,7 @@ func TestProperty7RenewalBeforeExpiration(t *testing.T) {
 		renewBefore := time.Duration(rapid.Int64Range(int64(time.Second), int64(7*24*time.Hour)).Draw(rt, "renewBefore"))
 		exp := metav1.NewTime(opened.Add(life))
 		ch := &v1alpha1.ChannelStatus{ID: calendarpush.ChannelID("u", opened.UnixMilli()), Expiration: &exp}
-		at, start := renewAt(ch, renewBefore), renewStart(ch, renewBefore)
+		at, start := RenewAt(ch, renewBefore), renewStart(ch, renewBefore)
 		if !at.Before(exp.Time) || start.Before(opened) || start.After(at) {
 			rt.Fatalf("renewal due %s, begun %s, for a channel opened %s expiring %s", at, start, opened, exp)
 		}
