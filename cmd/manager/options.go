@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -65,7 +66,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.publicURL, "public-url", "", "Externally visible base URL of the webhook server (its --public-url), e.g. https://hooks.example.com: the OAuth connect links kept in each resource's <name>-oauth-connect Secret are built on it. Empty keeps only the token.")
 	fs.StringVar(&o.stateNamespace, "state-namespace", podNamespace(), "Namespace of the webhook's OAuth state Secrets (its --state-namespace), where expired states are deleted.")
 	fs.Var(o.upstreams, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
-	o.zap.BindFlags(fs)
+	setup.BindLogFlags(&o.zap, fs)
 }
 
 func (o *leaderOptions) bind(fs *flag.FlagSet) {

@@ -22,6 +22,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
@@ -51,7 +52,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.discordClient, "discord-client-secret", "", "Secret in --state-namespace (NAME, or NAMESPACE/NAME with that namespace) with the Discord application's client_id and client_secret, for receivers' Discord sign-in; empty disables it (links restricted to a Discord user then answer 503).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose resources the routes serve (the manager's --watch-namespaces); empty serves every namespace.")
 	fs.Var(o.upstreams, "upstream", "Base URL of an outside API as NAME=URL (repeatable); the webhook server calls only the OAuth token endpoints.")
-	o.zap.BindFlags(fs)
+	setup.BindLogFlags(&o.zap, fs)
 }
 
 // bindServerFlags registers the flags of webhook.Options: listeners,

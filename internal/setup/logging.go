@@ -17,9 +17,11 @@ limitations under the License.
 package setup
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -60,6 +62,20 @@ var redactedKeys = map[string]bool{"body": true}
 
 // Redacted marks a value the logger withheld.
 const Redacted = "[redacted]"
+
+// BindLogFlags registers the --zap-* flags of both binaries into opts,
+// with one default of our own: stack traces only from panic level
+// (--zap-stacktrace-level=panic), where controller-runtime's is error. A
+// failed reconcile is logged at error level once per new reason; its
+// stack is always the runner's, never the cause's, and on-call reads one
+// line for it rather than thirty. --zap-stacktrace-level=error brings
+// them back.
+func BindLogFlags(opts *zap.Options, fs *flag.FlagSet) {
+	if opts.StacktraceLevel == nil {
+		opts.StacktraceLevel = zapcore.PanicLevel
+	}
+	opts.BindFlags(fs)
+}
 
 // NewLogger builds the zap logger the --zap-* flags describe, with API
 // request and response bodies redacted at every verbosity.

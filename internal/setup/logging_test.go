@@ -19,6 +19,8 @@ package setup_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +195,36 @@ func TestRedactKeepsOtherValuesAndTheCaller(t *testing.T) {
 	for _, want := range []string{`"verb":"GET"`, `"body":"[redacted] 7 bytes"`, `"caller":"setup/logging_test.go:`} {
 		if !strings.Contains(logged, want) {
 			t.Fatalf("log lacks %s: %s", want, logged)
+		}
+	}
+}
+
+// TestAnErrorCarriesNoStackTraceUnlessAskedFor: both binaries log a
+// failed reconcile at error level; by default its line has no stack
+// trace (always the runner's own, never the cause's), and
+// --zap-stacktrace-level=error brings it back.
+func TestAnErrorCarriesNoStackTraceUnlessAskedFor(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		stack bool
+	}{
+		{nil, false},
+		{[]string{"--zap-stacktrace-level=error"}, true},
+	} {
+		var out syncBuffer
+		opts := &zap.Options{DestWriter: &out}
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		setup.BindLogFlags(opts, fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		setup.NewLogger(opts).Error(errors.New("upstream answered 500"), "reconcile failed", "reason", "UpstreamUnavailable")
+		line := out.String()
+		if !strings.Contains(line, "upstream answered 500") {
+			t.Fatalf("%v: the error was not logged: %q", tc.args, line)
+		}
+		if got := strings.Contains(line, `"stacktrace"`); got != tc.stack {
+			t.Errorf("%v: stack trace logged %v, want %v: %s", tc.args, got, tc.stack, line)
 		}
 	}
 }
