@@ -171,7 +171,14 @@ func startOperator(e *testenv.Env) (func(), error) {
 	stopMgr := testenv.StartManager(mgr)
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	go func() { _ = audit.Start(auditCtx) }()
-	return func() { stopMgr(); stopAudit(); stopHook(); hook.Close(); calEm.Close(); srv.Close() }, nil
+	return func() {
+		stopMgr()
+		stopAudit()
+		stopHook()
+		hook.Close()
+		calEm.Close()
+		srv.Close()
+	}, nil
 }
 
 // startBrowser starts the package's Chromium: headless, as root (no
