@@ -57,6 +57,7 @@ type tab struct {
 	answers   []answer
 	downloads map[string]string // GUID → file path, once completed
 	started   map[string]string // GUID → URL
+	taken     map[string]bool   // GUIDs download returned
 }
 
 // sentRequest is a request as the browser put it on the wire: one hop of
@@ -88,7 +89,7 @@ func newTab(t *testing.T) *tab {
 		t.Fatal(err)
 	}
 	b := &tab{t: t, ctx: ctx, shots: filepath.Join(root, "_output", "browser", t.Name()),
-		extra: map[network.RequestID][]network.Headers{}, downloads: map[string]string{}, started: map[string]string{}}
+		extra: map[network.RequestID][]network.Headers{}, downloads: map[string]string{}, started: map[string]string{}, taken: map[string]bool{}}
 	// Screenshots of an earlier run of this test would mislead.
 	if err := os.RemoveAll(b.shots); err != nil {
 		t.Fatal(err)
@@ -333,10 +334,19 @@ func (b *tab) refererOf(r sentRequest) string {
 }
 
 // extraOf is the headers hop r was sent with, as the network stack
-// reports them (nil until it has); b.mu is held.
+// reports them. The reports carry no URL, only the id the hops of a
+// redirect chain share, so they are matched to hops by order, and only
+// when there is one for every hop of the chain (nil otherwise: the
+// request's own headers then speak for it). b.mu is held.
 func (b *tab) extraOf(r sentRequest) network.Headers {
-	if hops := b.extra[r.id]; r.hop < len(hops) {
-		return hops[r.hop]
+	hops := 0
+	for _, x := range b.requests {
+		if x.id == r.id {
+			hops++
+		}
+	}
+	if extra := b.extra[r.id]; len(extra) == hops {
+		return extra[r.hop]
 	}
 	return nil
 }
@@ -394,8 +404,8 @@ func (b *tab) cookies(paths ...string) map[string]*network.Cookie {
 	return out
 }
 
-// download waits for the download of a URL starting with prefix to
-// complete and returns its bytes.
+// download waits for a new download (one it has not returned before) of
+// a URL starting with prefix to complete, and returns its bytes.
 func (b *tab) download(prefix string) []byte {
 	b.t.Helper()
 	var path string
@@ -403,8 +413,8 @@ func (b *tab) download(prefix string) []byte {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		for guid, u := range b.started {
-			if p, ok := b.downloads[guid]; ok && strings.HasPrefix(u, prefix) {
-				path = p
+			if p, ok := b.downloads[guid]; ok && !b.taken[guid] && strings.HasPrefix(u, prefix) {
+				path, b.taken[guid] = p, true
 				return true
 			}
 		}
