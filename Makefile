@@ -15,6 +15,15 @@ CRANE_VERSION ?= v0.21.7
 # (github.com/prometheus/prometheus v0.316.0 is Prometheus 3.16.0).
 PROMTOOL_VERSION ?= v0.316.0
 
+# Chromium drives the browser tests (test/browser) headless. It is
+# Debian's package, not a go install into ./bin: `make chromium` installs
+# this version when /usr/bin/chromium is missing (as root, as CI runs).
+# Debian's security archive keeps only its newest build, so once this one
+# is replaced there the current one is installed, with a warning to update
+# the pin.
+CHROMIUM_VERSION ?= 156.0.8078.108-1~deb12u1
+CHROMIUM ?= /usr/bin/chromium
+
 # The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
 # modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
 ENVTEST_K8S_VERSION ?= 1.37.1
@@ -35,6 +44,8 @@ IMAGES_DIR ?= $(shell pwd)/dist/images
 GO_TEST_FLAGS ?= -race -count=1 -v
 # The chart tests (test/chart) run $(HELM) and $(PROMTOOL).
 export ENVTEST_K8S_VERSION ENVTEST_ETCD_VERSION HELM PROMTOOL
+# The browser tests (test/browser) run $(CHROMIUM).
+export CHROMIUM
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -80,7 +91,7 @@ chart: manifests ## Copy the CRDs and RBAC rules into charts/switchboard and reg
 	go run ./hack/chartgen
 
 .PHONY: test
-test: manifests generate vet envtest versitygw helm promtool ## Run all tests against a real kube-apiserver and etcd.
+test: manifests generate vet envtest versitygw helm promtool chromium ## Run all tests against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: verify
@@ -143,6 +154,16 @@ e2e-down: ## Tear down what a killed make e2e left on the host, and check the ho
 
 $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
+
+.PHONY: chromium
+chromium: ## Install Debian's Chromium for the browser tests (root; nothing to do when $(CHROMIUM) exists).
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "$(CHROMIUM) is missing: as root, run make chromium (Debian's chromium package)" >&2; exit 1; fi; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "chromium=$(CHROMIUM_VERSION)" || { \
+		echo "warning: chromium $(CHROMIUM_VERSION) is no longer in the archive; installing the current one (update CHROMIUM_VERSION)" >&2; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }; \
+	"$(CHROMIUM)" --version
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into ./bin.

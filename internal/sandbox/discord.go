@@ -21,6 +21,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,8 @@ type DiscordUser struct {
 // receiver needs, GET /api/users/@me:
 //
 //   - The consent page (/oauth2/authorize) approves at once for the consent
-//     user, or answers error=access_denied when none is set (RFC 6749
+//     user (or asks, with ConsentPrompt on), or answers
+//     error=access_denied when none is set or the person cancels (RFC 6749
 //     §4.1.2.1).
 //   - The token endpoint (/api/oauth2/token) accepts only
 //     application/x-www-form-urlencoded ("JSON content is not permitted",
@@ -78,6 +80,8 @@ type DiscordUser struct {
 //     (RateLimited): Discord bans clients that keep making them ("Invalid
 //     Request Limit", same page).
 type Discord struct {
+	ConsentPrompt
+
 	// AccessTokenLifetime is the expires_in of new tokens (Discord: 7 days).
 	AccessTokenLifetime time.Duration
 	// CodeLifetime is how long an authorization code is accepted (100 s).
@@ -185,6 +189,7 @@ func (d *Discord) Upstream() upstream.Name { return upstream.Discord }
 // Register implements Emulator.
 func (d *Discord) Register(s *Server) {
 	s.Handle(DiscordAuthorize, "GET /discord/oauth2/authorize", d.authorize)
+	s.Handle(DiscordAuthorize, "POST /discord/oauth2/authorize", d.authorize)
 	s.Handle(DiscordToken, "POST /discord/api/oauth2/token", d.token)
 	s.Handle(DiscordUsersMe, "GET /discord/api/users/@me", d.usersMe)
 }
@@ -235,10 +240,14 @@ func (d *Discord) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Invalid OAuth2 request: code_challenge_method must be S256.", http.StatusBadRequest)
 		return
 	}
+	if !d.decided(w, r, back, "Discord", discordDenial()) {
+		return
+	}
 	v := back.Query()
 	if user.ID == "" {
-		v.Set("error", "access_denied")
-		v.Set("error_description", "The resource owner or authorization server denied the request")
+		for k, vs := range discordDenial() {
+			v[k] = vs
+		}
 	} else {
 		code := randomToken(30)
 		d.mu.Lock()
@@ -248,6 +257,12 @@ func (d *Discord) authorize(w http.ResponseWriter, r *http.Request) {
 		v.Set("code", code)
 	}
 	redirectToClient(w, r, back, v)
+}
+
+// discordDenial is what Discord sends back when the person cancels (RFC
+// 6749 §4.1.2.1).
+func discordDenial() url.Values {
+	return url.Values{"error": {"access_denied"}, "error_description": {"The resource owner or authorization server denied the request"}}
 }
 
 func discordError(w http.ResponseWriter, status int, code, description string) {

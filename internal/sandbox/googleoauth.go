@@ -25,6 +25,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,8 @@ import (
 // (its subject, "sub"); a grant with the openid scope also answers an ID
 // token, and the revocation endpoint kills grants.
 type GoogleOAuth struct {
+	ConsentPrompt
+
 	// AccessTokenLifetime is the expires_in of new access tokens (Google: 3599 s).
 	AccessTokenLifetime time.Duration
 	// Now is the clock (time.Now when nil).
@@ -114,6 +117,7 @@ const (
 // googleaccounts upstream as they would on the real host.
 func (g *GoogleOAuth) Register(s *Server) {
 	s.Handle(GoogleOAuthAuthorize, "GET /"+string(upstream.GoogleAccounts)+"/o/oauth2/v2/auth", g.authorize)
+	s.Handle(GoogleOAuthAuthorize, "POST /"+string(upstream.GoogleAccounts)+"/o/oauth2/v2/auth", g.authorize)
 	s.Handle(GoogleOAuthToken, "POST /googleoauth/token", g.token)
 	// "Revoking a token": POST https://oauth2.googleapis.com/revoke
 	// (https://developers.google.com/identity/protocols/oauth2/web-server#tokenrevoke).
@@ -222,8 +226,9 @@ func (g *GoogleOAuth) now() time.Time {
 	return time.Now()
 }
 
-// authorize approves at once and redirects back with a code, as a person
-// clicking "Allow" would.
+// authorize approves at once (unless ConsentPrompt is on) and redirects
+// back with a code, as a person clicking "Allow" would; a person clicking
+// "Cancel" is sent back with error=access_denied.
 func (g *GoogleOAuth) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	clientID, redirectURI := q.Get("client_id"), q.Get("redirect_uri")
@@ -235,7 +240,7 @@ func (g *GoogleOAuth) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	target, ok := consentRedirect(w, r, true, "Error 400: invalid_request")
-	if !ok {
+	if !ok || !g.decided(w, r, target, "Google", url.Values{"error": {"access_denied"}}) {
 		return
 	}
 	code := g.IssueCode(clientID, redirectURI, q.Get("scope"))

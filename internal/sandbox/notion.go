@@ -20,6 +20,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -59,6 +60,8 @@ type notionGrant struct {
 // endpoint (https://nango.dev/blog/notion-oauth-refresh-token-invalid-grant);
 // SetRFC6749Errors answers that shape instead.
 type Notion struct {
+	ConsentPrompt
+
 	mu      sync.Mutex
 	rfcErrs bool
 	clients map[string]string // client_id → client_secret
@@ -76,9 +79,10 @@ func (n *Notion) SetConsentWorkspace(ws NotionWorkspace) {
 	n.consent = ws
 }
 
-// consentPage is the consent page, approved at once: it redirects back with
-// a code for the consent workspace (or error=access_denied when none is
-// set), as Notion does after a person clicks "Allow access".
+// consentPage is the consent page, approved at once unless ConsentPrompt
+// is on: it redirects back with a code for the consent workspace (or
+// error=access_denied when none is set, or when the person cancels), as
+// Notion does after a person clicks "Allow access".
 func (n *Notion) consentPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	n.mu.Lock()
@@ -86,7 +90,7 @@ func (n *Notion) consentPage(w http.ResponseWriter, r *http.Request) {
 	ws := n.consent
 	n.mu.Unlock()
 	back, ok := consentRedirect(w, r, known, "Missing or invalid client_id, redirect_uri or response_type.")
-	if !ok {
+	if !ok || !n.decided(w, r, back, "Notion", url.Values{"error": {"access_denied"}}) {
 		return
 	}
 	v := back.Query()
@@ -116,6 +120,7 @@ func (n *Notion) Upstream() upstream.Name { return upstream.Notion }
 func (n *Notion) Register(s *Server) {
 	s.Handle(NotionOAuthToken, "POST /notion/v1/oauth/token", n.token)
 	s.Handle(NotionOAuthAuthorize, "GET /notion/v1/oauth/authorize", n.consentPage)
+	s.Handle(NotionOAuthAuthorize, "POST /notion/v1/oauth/authorize", n.consentPage)
 	s.HandleAdmin("POST /_sandbox/notion/rows", n.adminAddRow)
 	s.HandleAdmin("GET /_sandbox/notion/pages/{id}", n.adminRow)
 	s.HandleAdmin("GET /_sandbox/notion/pages/{id}/updates", n.adminUpdates)

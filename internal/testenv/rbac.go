@@ -188,6 +188,24 @@ func PinnedTool(name, env string) (string, error) {
 	return bin, nil
 }
 
+// DefaultChromium is where Debian's chromium package puts the browser.
+const DefaultChromium = "/usr/bin/chromium"
+
+// Chromium is the path of the Chromium the browser tests drive: $CHROMIUM
+// (the Makefile sets it), else DefaultChromium. Unlike the tools in bin/,
+// it is a Debian package (`make chromium` installs it as root). A missing
+// browser is an error, so the tests fail rather than skip.
+func Chromium() (string, error) {
+	bin := os.Getenv("CHROMIUM")
+	if bin == "" {
+		bin = DefaultChromium
+	}
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the browser the test's own environment names
+		return "", fmt.Errorf("chromium not found at %s: run `make chromium` (as root) or set CHROMIUM", bin)
+	}
+	return bin, nil
+}
+
 // Helm runs the pinned helm (PinnedTool) with args, in a throwaway home:
 // no user configuration or cache leaks in, and nothing is written to the
 // user's home.

@@ -67,21 +67,7 @@ func newFixture(t *testing.T, refreshToken func(sandbox.NotionWorkspace) string)
 	if refreshToken != nil {
 		rt = refreshToken(ws)
 	}
-	for name, data := range map[string]map[string]string{
-		"notion-client":  {"client_id": "notion-client", "client_secret": "notion-secret"},
-		"notion-webhook": {"token": "hook-token-" + ns},
-		"notion-token":   {"refresh_token": rt},
-	} {
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}
-		if err := env.Client.Create(ctx, sec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "research", Namespace: ns}}
-	ni.Spec.OAuth.ClientSecretRef.Name = "notion-client"
-	ni.Spec.OAuth.TokenSecretRef.Name = "notion-token"
-	ni.Spec.WebhookSecretRef.Name = "notion-webhook"
-	if err := env.Client.Create(ctx, ni); err != nil {
+	if err := testenv.NotionIntegration(ctx, env.Client, ns, "notion-client", "notion-secret", rt); err != nil {
 		t.Fatal(err)
 	}
 	return f

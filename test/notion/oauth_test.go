@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 var browser = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -73,13 +74,7 @@ func noGrant(sandbox.NotionWorkspace) string { return "" }
 // status already (what the webhook checks), and the client id too.
 func (f *fixture) connectToken(t *testing.T, previous string) string {
 	t.Helper()
-	var token string
-	eventually(t, "a connect token", func() bool {
-		var sec corev1.Secret
-		err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "research-oauth-connect"}, &sec)
-		token = string(sec.Data[oauth.ConnectTokenKey])
-		return err == nil && token != "" && token != previous
-	})
+	token := testenv.ConnectToken(t, env.Client, f.key, previous)
 	st := f.integration(t).Status
 	if st.ConnectTokenHash != capability.Hash(token) || st.ClientID == "" {
 		t.Fatalf("the Secret shows a token whose hash is not published yet (hash published %v, client id %q)", st.ConnectTokenHash != "", st.ClientID)

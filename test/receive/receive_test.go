@@ -207,37 +207,9 @@ func share(t *testing.T, ns, name, body string, change func(*v1alpha1.ReceiveLin
 // (name-s3, in ns) given.
 func shareWith(t *testing.T, ns, name, body string, creds blob.Credentials, change func(*v1alpha1.ReceiveLink)) (*v1alpha1.ReceiveLink, string) {
 	t.Helper()
-	ctx := context.Background()
-	key := "user_prize/" + ns + "/" + name + " 賞品.zip"
-	if err := s3.Blob.Put(ctx, s3.Object(bucket, key), []byte(body), "application/zip"); err != nil {
-		t.Fatal(err)
-	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-s3"}, Data: creds.SecretData()}
-	if err := env.Client.Create(ctx, sec); err != nil {
-		t.Fatal(err)
-	}
-	l := &v1alpha1.ReceiveLink{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	l.Spec.Blob = v1alpha1.BlobLocation{Bucket: bucket, Key: key, CredentialsSecretRef: v1alpha1.SecretReference{Name: sec.Name}}
-	l.Spec.TTL = &metav1.Duration{Duration: time.Hour}
-	if change != nil {
-		change(l)
-	}
-	if err := env.Client.Create(ctx, l); err != nil {
-		t.Fatal(err)
-	}
-	var shareSec corev1.Secret
-	testenv.Eventually(t, "the link is Ready with its share Secret", func() bool {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(l), l); err != nil {
-			return false
-		}
-		ready := false
-		for _, c := range l.Status.Conditions {
-			ready = ready || c.Type == v1alpha1.ReadyCondition && c.Status == metav1.ConditionTrue
-		}
-		return ready && env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: l.Status.ShareSecretName}, &shareSec) == nil
-	})
-	short := string(shareSec.Data[linktoken.ShareShortToken])
-	if got := string(shareSec.Data[linktoken.ShareURL]); got != hookURL+"/r/"+short {
+	l, data := testenv.ShareLink(t, env.Client, s3, bucket, ns, name, body, creds, change)
+	short := string(data[linktoken.ShareShortToken])
+	if got := string(data[linktoken.ShareURL]); got != hookURL+"/r/"+short {
 		t.Fatalf("share URL %q", got)
 	}
 	return l, short
