@@ -64,7 +64,7 @@ func main() {
 	if err != nil {
 		fail(err, "cannot create manager")
 	}
-	resources.Reader, resources.Serving = mgr.GetCache(), elected(mgr.Elected())
+	resources.Reader, resources.Namespaces, resources.Serving = mgr.GetCache(), setup.ParseNamespaces(opts.watchNamespaces), elected(mgr.Elected())
 	ctx := ctrl.SetupSignalHandler()
 	if err := index.RegisterFor(ctx, mgr.GetCache(), index.Manager); err != nil {
 		fail(err, "cannot register field indexes")
