@@ -146,7 +146,7 @@ func main() {
 		}},
 	}
 	others = append(others, benchSuite{name: "memory", runEnv: func(env *envtest.Environment, cfg *rest.Config) error {
-		o := memoryOptions{first: *memFirst, objects: *memObjects, profileDir: *memProfile, settle: *memSettle}
+		o := memoryOptions{first: *memFirst, objects: *memObjects, profileDir: *memProfile, settle: *memSettle, ownNamespace: *suite == "all"}
 		var err error
 		if o.managerLimit, o.webhookLimit, err = parseMemLimits(*memLimits); err != nil {
 			return err

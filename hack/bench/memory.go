@@ -84,6 +84,11 @@ type memoryOptions struct {
 	// settle is how long the objects of one reading may take to be
 	// reconciled once created.
 	settle time.Duration
+	// ownNamespace has both binaries watch only the benchmark's namespace
+	// (--watch-namespaces): under -suite all the other suites' objects are
+	// still on the API server. Alone, the suite runs them as the chart
+	// does, watching every namespace.
+	ownNamespace bool
 }
 
 const (
@@ -271,10 +276,14 @@ func benchMemory(env *envtest.Environment, cfg *rest.Config, bin string, o memor
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nMemory: the manager and webhook binaries (default flags but --watch-namespaces %s), objects of all 7 kinds at once on the real API server,\n"+
+	watching := "every namespace, as the chart's default"
+	if o.ownNamespace {
+		watching = "--watch-namespaces " + memNS
+	}
+	fmt.Printf("\nMemory: the manager and webhook binaries (default flags, watching %s), objects of all 7 kinds at once on the real API server,\n"+
 		"SlideStocks stocked from an instant sandbox, links minted on versitygw, OAuth parents waiting for a connect with a PaperSync or SheetSync each;\n"+
 		"container memory limits %s (manager) and %s (webhook): soft limits (GOMEMLIMIT, setup.SoftMemoryLimit) %s and %s\n",
-		memNS, limitText(o.managerLimit), limitText(o.webhookLimit), limitText(setup.SoftMemoryLimit(o.managerLimit)), limitText(setup.SoftMemoryLimit(o.webhookLimit)))
+		watching, limitText(o.managerLimit), limitText(o.webhookLimit), limitText(setup.SoftMemoryLimit(o.managerLimit)), limitText(setup.SoftMemoryLimit(o.webhookLimit)))
 	kinds := memKinds()
 	fmt.Printf("%-34s %14s %14s %14s %14s %14s %14s\n", "", "manager RSS", "manager peak", "manager heap", "webhook RSS", "webhook peak", "webhook heap")
 	idle, err := procs.read(0)
@@ -425,9 +434,10 @@ func startMemoryBinaries(ctx context.Context, env *envtest.Environment, bin, san
 	p.managerPprof, p.hookPprof, p.managerMetrics, p.hookMetrics = ports[5], ports[6], ports[2], ports[4]
 	managerArgs, hookArgs := []string{"--pprof-bind-address", p.managerPprof}, []string{"--pprof-bind-address", p.hookPprof}
 	publicURL := "http://" + ports[0]
-	// Both watch only the benchmark's namespace: under -suite all the
-	// other suites' objects are still on the API server.
-	common := []string{"--public-url", publicURL, "--watch-namespaces", memNS, "--state-namespace", memStateNS, "--link-namespace", memStateNS}
+	common := []string{"--public-url", publicURL, "--state-namespace", memStateNS, "--link-namespace", memStateNS}
+	if o.ownNamespace {
+		common = append(common, "--watch-namespaces", memNS)
+	}
 	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
 		common = append(common, "--upstream", f)
 	}
