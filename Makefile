@@ -108,10 +108,11 @@ verify: manifests generate chart ## Fail if generated files (API, config, chart)
 ##@ Build
 
 .PHONY: build
-build: generate ## Build the manager, webhook and sandbox binaries into ./bin.
+build: generate ## Build the manager, webhook and sandbox binaries and the kubectl plugin (kubectl-switchboard) into ./bin.
 	go build -o $(LOCALBIN)/manager ./cmd/manager
 	go build -o $(LOCALBIN)/webhook ./cmd/webhook
 	go build -o $(LOCALBIN)/sandbox ./cmd/sandbox
+	CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$(PLUGIN_VERSION)" -o $(LOCALBIN)/kubectl-switchboard ./cmd/kubectl-switchboard
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster in ~/.kube/config.
@@ -124,6 +125,17 @@ demo: manifests build envtest versitygw helm ## Run the whole system locally: co
 .PHONY: bench
 bench: manifests build envtest versitygw ## Benchmarks, each against a baseline in the same run: SlideStock, Notion webhook, PaperSync, CalendarWatch, Sheets ingest, ReceiveLink resolve and expiry, token refreshes, memory, shards (BENCH_FLAGS=-suite NAME for one).
 	KUBEBUILDER_ASSETS="$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" go run ./hack/bench --bin $(LOCALBIN) $(BENCH_FLAGS)
+
+# The kubectl plugin's version: the tag, or v0.0.0-g<commit> between tags
+# (krew wants a semantic version). Its release (docs/cli.md) is one
+# tarball a platform, their checksums and the krew manifest; the tarballs
+# are dated by the commit, so the same commit makes the same bytes.
+PLUGIN_VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-g$$(git rev-parse --short HEAD))
+RELEASE_DIR ?= $(shell pwd)/dist/release
+
+.PHONY: release
+release: ## Build the kubectl plugin's release tarballs (linux, darwin; amd64, arm64), sha256sums.txt and krew manifest into dist/release.
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/release --version $(PLUGIN_VERSION) --out $(RELEASE_DIR)
 
 # images builds OCI image tarballs of the manager and the webhook with no
 # Docker engine and no registry: see hack/images.sh.

@@ -209,6 +209,16 @@ func GrantLocked(res *Resource, g GrantState) bool {
 	return works && !asked
 }
 
+// StatusLocked is GrantLocked as the resource's status tells it: a grant
+// its controller found working, and no new reconnect value. The webhook
+// server answers such a resource's connect link 409 (the manager checks
+// again against the token Secret when a grant arrives), and
+// `kubectl switchboard connect` warns of it.
+func StatusLocked(res *Resource) bool {
+	return GrantLocked(res, GrantState{HasRefreshToken: res.Authenticated == metav1.ConditionTrue,
+		ReconnectedFor: res.Connect.ReconnectedFor})
+}
+
 // connectSecret is the resource's connect Secret while the token that
 // started the flow is current (ConnectTokenCurrent), else nil: a link
 // works once, even when the resource's status still shows the old token's

@@ -28,7 +28,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -149,7 +148,7 @@ func connect(d Deps) HandlerFunc {
 				fmt.Sprintf("Connect links work for %s. A new one is ready: kubectl get secret -n %s %s -o jsonpath='{.data.url}' | base64 -d",
 					oauth.ConnectTTL, key.Namespace, oauth.ConnectSecretName(key.Name)))
 		}
-		if connectLocked(res) {
+		if oauth.StatusLocked(res) {
 			return alreadyConnected(w, target.Kind, key)
 		}
 		if res.Connect.ClientID == "" {
@@ -196,14 +195,6 @@ func proveConnectToken(ctx context.Context, d Deps, target OAuthTarget, key type
 		return nil, nil
 	}
 	return res, nil
-}
-
-// connectLocked is oauth.GrantLocked as the resource's status tells it:
-// a grant its controller found working, and no new reconnect value. The
-// manager checks again against the token Secret when the grant arrives.
-func connectLocked(res *oauth.Resource) bool {
-	return oauth.GrantLocked(res, oauth.GrantState{HasRefreshToken: res.Authenticated == metav1.ConditionTrue,
-		ReconnectedFor: res.Connect.ReconnectedFor})
 }
 
 func alreadyConnected(w http.ResponseWriter, kind string, key types.NamespacedName) error {

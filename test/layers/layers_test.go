@@ -27,7 +27,8 @@ limitations under the License.
 //     package per kind, none importing another kind's;
 //  5. the webhook, which links no upstream client of the manager's and
 //     no reconcile framework;
-//  6. the binaries.
+//  6. the binaries; the kubectl plugin (internal/cli) links no upstream
+//     client and no reconcile framework.
 //
 // The emulator (internal/sandbox) shares no parser with the code it tests.
 package layers
@@ -137,6 +138,12 @@ func TestImportsRunDownhill(t *testing.T) {
 					t.Errorf("%s depends on %s: the webhook links no reconcile framework and no upstream client but the share link's store", path, d)
 				}
 			}
+		case within(path, "internal/cli", "cmd/kubectl-switchboard"):
+			for _, d := range ownDeps {
+				if within(d, framework...) || within(d, clients...) {
+					t.Errorf("%s depends on %s: the kubectl plugin speaks only to the API server, and links no reconcile framework and no upstream client", path, d)
+				}
+			}
 		case within(path, "internal/sandbox", "cmd/sandbox"):
 			for _, d := range ownDeps {
 				if !within(d, "internal/sandbox", "internal/capability", "internal/upstream") {
@@ -157,7 +164,7 @@ func TestImportsRunDownhill(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range append(append([]string{}, clients...), "internal/webhook", "internal/sandbox") {
+	for _, want := range append(append([]string{}, clients...), "internal/webhook", "internal/sandbox", "internal/cli") {
 		if _, ok := pkgs[want]; !ok {
 			t.Errorf("the package %s is gone: update this test's layers", want)
 		}
