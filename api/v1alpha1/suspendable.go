@@ -17,10 +17,10 @@ limitations under the License.
 package v1alpha1
 
 // Suspendable is a kind whose spec.suspend stops its controller
-// (NotionIntegration, CalendarWatch, SheetConnection, SlideStock): tools
-// that suspend and resume objects, such as `kubectl switchboard suspend`,
-// find the kinds that can be suspended through it rather than a list of
-// their own.
+// (NotionIntegration, CalendarWatch, SheetConnection, SlideStock): the
+// runner reads spec.suspend through it, and tools that suspend and resume
+// objects, such as `kubectl switchboard suspend`, find the kinds that can
+// be suspended through it rather than a list of their own.
 // +kubebuilder:object:generate=false
 type Suspendable interface {
 	StatusObject

@@ -119,9 +119,6 @@ type Runner[T Object] struct {
 	Clock    clock.PassiveClock
 	// New returns an empty object of the kind.
 	New func() T
-	// Suspended reports spec.suspend; nil for kinds that cannot be
-	// suspended.
-	Suspended func(T) bool
 	// Normal are the phases of a live object, in order. When every one
 	// continues, the runner marks the object Ready (reason Succeeded,
 	// observedGeneration caught up): a phase never does.
@@ -185,7 +182,7 @@ func (r *Runner[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.R
 		status.AcknowledgeRequest(obj, v)
 		run.Requested = true
 	}
-	if r.Suspended != nil && r.Suspended(obj) {
+	if s, ok := any(obj).(v1alpha1.Suspendable); ok && s.IsSuspended() {
 		return r.reconcileSuspended(ctx, obj, run), nil
 	}
 	out, completed := r.phases(ctx, obj, run, r.Normal)

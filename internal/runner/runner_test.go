@@ -90,9 +90,8 @@ func get(t *testing.T, key types.NamespacedName) *v1alpha1.SlideStock {
 func newRunner(clk *clocktesting.FakePassiveClock, normal ...runner.Phase[*v1alpha1.SlideStock]) *runner.Runner[*v1alpha1.SlideStock] {
 	return &runner.Runner[*v1alpha1.SlideStock]{
 		Client: env.Client, Clock: clk,
-		New:       func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
-		Suspended: func(s *v1alpha1.SlideStock) bool { return s.Spec.Suspend },
-		Normal:    normal,
+		New:    func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
+		Normal: normal,
 	}
 }
 

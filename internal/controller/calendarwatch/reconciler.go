@@ -101,8 +101,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.CalendarWatch] {
 	r.grant = grant.New[*v1alpha1.CalendarWatch](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL}, targets.Calendar)
 	return &runner.Runner[*v1alpha1.CalendarWatch]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
-		New:       func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
-		Suspended: func(w *v1alpha1.CalendarWatch) bool { return w.Spec.Suspend },
+		New: func() *v1alpha1.CalendarWatch { return &v1alpha1.CalendarWatch{} },
 		Normal: []runner.Phase[*v1alpha1.CalendarWatch]{
 			r.grant.Connect, r.grant.Grant, r.channelSecret, r.channel,
 			r.keepChannelPromise(r.sync), r.keepChannelPromise(r.deliver),

@@ -92,8 +92,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
 		targets.Notion).WithProvider(targets.NotionProvider).OnGrant(r.granted).WithRefreshLead()
 	return &runner.Runner[*v1alpha1.NotionIntegration]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
-		New:       func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
-		Suspended: func(ni *v1alpha1.NotionIntegration) bool { return ni.Spec.Suspend },
+		New: func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
 		Normal: []runner.Phase[*v1alpha1.NotionIntegration]{
 			r.reports, phases.Connect, r.webhookPath, phases.Grant, r.database, r.backfill,
 		},

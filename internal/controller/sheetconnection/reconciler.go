@@ -106,8 +106,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetConnection] {
 		targets.Sheets).OnGrant(granted).WithRefreshLead()
 	return &runner.Runner[*v1alpha1.SheetConnection]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
-		New:       func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
-		Suspended: func(c *v1alpha1.SheetConnection) bool { return c.Spec.Suspend },
+		New: func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
 		Normal: []runner.Phase[*v1alpha1.SheetConnection]{
 			r.reports, r.ingestPath, r.grant.Connect, r.authorised, r.refused, r.sheet,
 		},

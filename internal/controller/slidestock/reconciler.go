@@ -84,10 +84,9 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
 	}
 	return &runner.Runner[*v1alpha1.SlideStock]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
-		New:       func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
-		Suspended: func(s *v1alpha1.SlideStock) bool { return s.Spec.Suspend },
-		Normal:    []runner.Phase[*v1alpha1.SlideStock]{r.startOver, r.settled, r.fetch},
-		Ready:     readyMessage,
+		New:    func() *v1alpha1.SlideStock { return &v1alpha1.SlideStock{} },
+		Normal: []runner.Phase[*v1alpha1.SlideStock]{r.startOver, r.settled, r.fetch},
+		Ready:  readyMessage,
 	}
 }
 
