@@ -201,5 +201,21 @@ func (r *root) session() (*session, error) {
 	return &session{root: r, cfg: cfg, scheme: scheme, client: c, namespace: ns, kinds: ks}, nil
 }
 
+// onObject is the RunE of a command on one object (KIND/NAME or KIND
+// NAME): it connects, names the object, and runs do.
+func (r *root) onObject(do func(ctx context.Context, s *session, t target) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		s, err := r.session()
+		if err != nil {
+			return err
+		}
+		t, err := s.parseTarget(args)
+		if err != nil {
+			return err
+		}
+		return do(cmd.Context(), s, t)
+	}
+}
+
 func (s *session) out() io.Writer    { return s.opts.IOStreams.Out }
 func (s *session) errOut() io.Writer { return s.opts.IOStreams.ErrOut }

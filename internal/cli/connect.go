@@ -62,17 +62,9 @@ annotation to a new value, which lets the link replace the grant once.`,
   # Replace a grant that still works with another account's
   kubectl switchboard connect sheetconn/timesheet --reconnect --open`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := r.session()
-			if err != nil {
-				return err
-			}
-			t, err := s.parseTarget(args)
-			if err != nil {
-				return err
-			}
-			return s.connect(cmd.Context(), t, open, reconnect)
-		},
+		RunE: r.onObject(func(ctx context.Context, s *session, t target) error {
+			return s.connect(ctx, t, open, reconnect)
+		}),
 	}
 	cmd.Flags().BoolVar(&open, "open", false, "open the link in a browser as well as printing it")
 	cmd.Flags().BoolVar(&reconnect, "reconnect", false, "set the switchboard.dev/reconnect annotation to a new value first, so that the link may replace a grant that still works")

@@ -42,17 +42,9 @@ Events of a deleted object are kept until they expire (an hour, by default).`,
 		Example: `  kubectl switchboard events notion/research
   kubectl switchboard events rlink prize-alice -n team-a`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := r.session()
-			if err != nil {
-				return err
-			}
-			t, err := s.parseTarget(args)
-			if err != nil {
-				return err
-			}
-			return s.events(cmd.Context(), t)
-		},
+		RunE: r.onObject(func(ctx context.Context, s *session, t target) error {
+			return s.events(ctx, t)
+		}),
 	}
 }
 

@@ -203,17 +203,9 @@ spec.connectionRef names it. Children are listed oldest first.`,
 		Example: `  kubectl switchboard tree notion/research
   kubectl switchboard tree sheetconn timesheet -n team-a`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := r.session()
-			if err != nil {
-				return err
-			}
-			t, err := s.parseTarget(args)
-			if err != nil {
-				return err
-			}
-			return s.tree(cmd.Context(), t)
-		},
+		RunE: r.onObject(func(ctx context.Context, s *session, t target) error {
+			return s.tree(ctx, t)
+		}),
 	}
 }
 

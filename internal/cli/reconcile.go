@@ -62,17 +62,9 @@ watches the object until the controller has acted on that value
   # Fetch a SlideStock again, waiting at most 30 seconds
   kubectl switchboard reconcile slidestock deck --timeout 30s -n team-a`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := r.session()
-			if err != nil {
-				return err
-			}
-			t, err := s.parseTarget(args)
-			if err != nil {
-				return err
-			}
-			return s.reconcile(cmd.Context(), t, timeout)
-		},
+		RunE: r.onObject(func(ctx context.Context, s *session, t target) error {
+			return s.reconcile(ctx, t, timeout)
+		}),
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", DefaultReconcileTimeout, "how long to wait for the controller's outcome")
 	return cmd

@@ -50,17 +50,9 @@ disconnects (its grant is revoked), a SlideStock stops fetching.`,
 		Long:    long + "\n\nOnly NotionIntegration, CalendarWatch, SheetConnection and SlideStock can be\nsuspended.",
 		Example: example,
 		Args:    cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := r.session()
-			if err != nil {
-				return err
-			}
-			t, err := s.parseTarget(args)
-			if err != nil {
-				return err
-			}
-			return s.setSuspend(cmd.Context(), t, suspend)
-		},
+		RunE: r.onObject(func(ctx context.Context, s *session, t target) error {
+			return s.setSuspend(ctx, t, suspend)
+		}),
 	}
 }
 
