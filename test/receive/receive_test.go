@@ -623,7 +623,10 @@ func TestRotatedCredentialsAndKeysReachTheWebhook(t *testing.T) {
 		t.Fatalf("the new link is sealed with %q, want k2", fresh.Status.KeyID)
 	}
 	download(t, resolveWhenCached(t, c, freshShort), "sealed with k2")
-	resp, _ = get(t, c, hookURL+"/r/"+short)
+	resp, body := get(t, c, hookURL+"/r/"+short)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("the link sealed with k1 answered %d once k2 was current: %s", resp.StatusCode, body)
+	}
 	download(t, resp, "rotating bytes")
 	noSecretReadOutside(t)
 }
