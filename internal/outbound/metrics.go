@@ -43,6 +43,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys := []string{string(SinkUpstream)}
+	for _, n := range upstream.Names() {
+		keys = append(keys, string(n))
+	}
+	m.Init(keys, outcomeSuccess, Transient.String(), Permanent.String())
 	return &metrics{Metrics: m}, nil
 }
 

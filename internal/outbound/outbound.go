@@ -181,6 +181,10 @@ type Request struct {
 	SinkURL string
 }
 
+// outcomeSuccess is the outcome label of a request that succeeded; the
+// others are a Class's.
+const outcomeSuccess = "success"
+
 // SinkUpstream labels errors and metrics of requests to a SinkURL.
 const SinkUpstream upstream.Name = "sink"
 
@@ -203,11 +207,11 @@ func (c *Client) Do(ctx context.Context, r Request) (*Response, error) {
 		r.Upstream = SinkUpstream
 	}
 	resp, err := c.do(ctx, r)
-	outcome := "success"
+	outcome := outcomeSuccess
 	if e, ok := Classify(err); ok {
 		outcome = e.Class.String()
 	} else if err != nil {
-		outcome = "permanent"
+		outcome = Permanent.String()
 	}
 	c.metrics.observe(r.Upstream, outcome, time.Since(began))
 	return resp, err

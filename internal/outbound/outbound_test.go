@@ -123,8 +123,54 @@ func TestSuccessSendsUserAgentAndCountsMetrics(t *testing.T) {
 	if n := testutil.ToFloat64(c.metrics.Requests.WithLabelValues("docswell", "transient")); n != 1 {
 		t.Fatalf("transient count = %v", n)
 	}
-	if n, err := testutil.GatherAndCount(reg, "switchboard_upstream_request_duration_seconds"); err != nil || n != 1 {
-		t.Fatalf("histogram series = %d, %v", n, err)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var observed uint64
+	for _, f := range fams {
+		if f.GetName() != "switchboard_upstream_request_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == "docswell" {
+				observed = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if observed != 2 {
+		t.Fatalf("docswell's latency histogram holds %d requests, want 2", observed)
+	}
+}
+
+// TestEveryUpstreamsSeriesIsServedBeforeItsFirstRequest: a scrape names
+// each upstream's request counter (every outcome) and latency histogram
+// at zero from the start, so a dashboard or an alert's rate() reads 0,
+// not an absent series.
+func TestEveryUpstreamsSeriesIsServedBeforeItsFirstRequest(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	_, reg := newClient(t, srv, Options{})
+	keys := []string{string(SinkUpstream)}
+	for _, n := range upstream.Names() {
+		keys = append(keys, string(n))
+	}
+	if n, err := testutil.GatherAndCount(reg, "switchboard_upstream_requests_total"); err != nil || n != 3*len(keys) {
+		t.Fatalf("request counter series = %d (%v), want %d: every upstream and outcome", n, err, 3*len(keys))
+	}
+	if n, err := testutil.GatherAndCount(reg, "switchboard_upstream_request_duration_seconds"); err != nil || n != len(keys) {
+		t.Fatalf("latency histogram series = %d (%v), want %d: every upstream", n, err, len(keys))
+	}
+	c, err := New(upstream.NewSet(), Options{Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		for _, o := range []string{"success", "transient", "permanent"} {
+			if v := testutil.ToFloat64(c.metrics.Requests.WithLabelValues(k, o)); v != 0 {
+				t.Errorf("%s %s = %v before any request", k, o, v)
+			}
+		}
 	}
 }
 

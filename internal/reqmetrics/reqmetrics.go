@@ -69,3 +69,16 @@ func (m *Metrics) Observe(key, outcome string, d time.Duration) {
 	m.Requests.WithLabelValues(key, outcome).Inc()
 	m.Duration.WithLabelValues(key).Observe(d.Seconds())
 }
+
+// Init makes the series of every key and outcome given, at zero, so that a
+// scrape names them before the first request: a dashboard's panel and an
+// alert's rate() see 0, not an absent series (Prometheus's instrumentation
+// practice: "avoid missing metrics").
+func (m *Metrics) Init(keys []string, outcomes ...string) {
+	for _, k := range keys {
+		for _, o := range outcomes {
+			m.Requests.WithLabelValues(k, o)
+		}
+		m.Duration.WithLabelValues(k)
+	}
+}

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -123,8 +122,16 @@ func TestASinkAtAForbiddenAddressStallsTheWatchAndIsNeverContacted(t *testing.T)
 			}
 			if tc.atOnce {
 				// Refused before the outbound client was even asked.
-				if n := testutil.CollectAndCount(reg, "switchboard_upstream_requests_total"); n != 0 {
-					t.Fatalf("%d outbound request series for an address refused up front", n)
+				fams, err := reg.Gather()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range fams {
+					for _, m := range f.GetMetric() {
+						if f.GetName() == "switchboard_upstream_requests_total" && m.GetCounter().GetValue() != 0 {
+							t.Fatalf("an outbound request was counted (%v) for an address refused up front", m.GetLabel())
+						}
+					}
 				}
 			}
 		})
