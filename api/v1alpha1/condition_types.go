@@ -58,6 +58,10 @@ const (
 const (
 	// SucceededReason: the last reconcile did everything the spec asks.
 	SucceededReason = "Succeeded"
+	// SkippedReason (PaperSync): the event's page needed nothing (its
+	// Link is empty or not arXiv, it is in another database, or it
+	// already holds its paper); status.skipped says which.
+	SkippedReason = "Skipped"
 	// ProgressingReason: work is under way (first fetch, token refresh,
 	// channel renewal).
 	ProgressingReason = "Progressing"

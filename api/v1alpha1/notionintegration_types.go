@@ -106,9 +106,18 @@ type NotionDatabase struct {
 	// +optional
 	ID string `json:"id,omitempty"`
 
+	// LinkProperty names the property people paste arXiv links into: a
+	// URL property, or a text property. A Notion Automation's "Send
+	// webhook" action must tick it under the page properties it sends.
+	// +kubebuilder:default="Link"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=200
+	// +optional
+	LinkProperty string `json:"linkProperty,omitempty"`
+
 	// ParentPageID is where to create the database when none is found; by
 	// default the duplicated template page, else the first page the
-	// integration can reach (seed 000 §3.2.3).
+	// integration can reach, top-level or not (seed 000 §3.2.3).
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`
 	// +optional
 	ParentPageID string `json:"parentPageID,omitempty"`
@@ -146,11 +155,19 @@ type NotionIntegrationStatus struct {
 	// an estimate (issue time plus spec.tokenRefresh.assumedLifetime).
 	TokenStatus `json:",inline"`
 
-	// WebhookPath is the path on the webhook server to give the Notion
-	// Automation ("Send HTTP request"); it is derived from the webhook token
-	// and reveals nothing about it.
+	// WebhookPath is the path on the webhook server to give a Notion
+	// Automation's "Send webhook" action; it is derived from the webhook
+	// token and reveals nothing about it.
 	// +optional
 	WebhookPath string `json:"webhookPath,omitempty"`
+
+	// EventsPath is the path on the webhook server to give Notion as the
+	// public integration's webhook subscription URL (connection webhooks:
+	// no Automation needed). It is derived from the OAuth client's id and
+	// secret, so every integration of one public integration shares it,
+	// and it reveals neither.
+	// +optional
+	EventsPath string `json:"eventsPath,omitempty"`
 
 	// LastBackfillAt is when the database was last scanned for pages
 	// missing their metadata.

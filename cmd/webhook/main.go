@@ -84,6 +84,9 @@ func main() {
 	links, stopLinks, err := receiveLinks(ctx, cfg, cl, out, o.links)
 	exitOn(err, "cannot set up the share-link routes")
 	deps.Links = links
+	// One Event recorder: the share links' audit and the Warning Events a
+	// person can act on (a Notion Link that is not arXiv).
+	deps.Recorder = links.Audit.Recorder
 	deps.SignIn, err = o.signIn(cl, out)
 	exitOn(err, "invalid --discord-client-secret")
 

@@ -50,6 +50,9 @@ const (
 	// NotionWebhookPath finds the NotionIntegration whose secret webhook
 	// path a request came in on.
 	NotionWebhookPath = "status.webhookPath"
+	// NotionEventsPath finds the NotionIntegrations of the public
+	// integration whose connection-webhook path a request came in on.
+	NotionEventsPath = "status.eventsPath"
 	// CalendarWatchUID finds the CalendarWatch of a push notification:
 	// its channel ids embed the watch's UID (X-Goog-Channel-ID
 	// "sb-<uid>-<sequence>", seed 002), so a channel still being opened
@@ -112,6 +115,9 @@ var fields = []field{
 	}, Manager},
 	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)
+	}, Webhook},
+	{&v1alpha1.NotionIntegration{}, NotionEventsPath, func(o client.Object) []string {
+		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.EventsPath)
 	}, Webhook},
 	{&v1alpha1.CalendarWatch{}, CalendarWatchUID, func(o client.Object) []string {
 		return nonEmpty(string(o.GetUID()))

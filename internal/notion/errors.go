@@ -107,3 +107,10 @@ func IsUnauthorized(err error) bool {
 	e, ok := outbound.Classify(err)
 	return ok && e.Status == http.StatusUnauthorized
 }
+
+// IsNotFound reports a 404: the object does not exist, or is not shared
+// with the integration (Notion answers both alike).
+func IsNotFound(err error) bool {
+	e, ok := outbound.Classify(err)
+	return ok && e.Status == http.StatusNotFound
+}

@@ -60,7 +60,7 @@ func TestFindsTheDatabaseBeyondTheFirstSearchPage(t *testing.T) {
 		template := w.n.AddPage(w.wsID, "ArXiv template")
 		inTemplate := w.n.AddDatabase(w.wsID, template, "ArXiv Papers", fullSchema)
 		w.addDecoys(150) // the first page of 100 holds no match: results: [], has_more: true
-		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", template, "")
+		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers", TemplateID: template})
 		if err != nil || db.ID != inTemplate || db.Created {
 			t.Fatalf("db %+v, %v; want the template's %s", db, err, inTemplate)
 		}
@@ -74,7 +74,7 @@ func TestFindsTheDatabaseBeyondTheFirstSearchPage(t *testing.T) {
 		inTemplate := w.n.AddDatabase(w.wsID, template, "ArXiv Papers", fullSchema)
 		w.addDecoys(150)
 		w.n.AddDatabase(w.wsID, w.n.AddPage(w.wsID, "Elsewhere"), "ArXiv Papers", fullSchema) // on page 1
-		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", template, "")
+		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers", TemplateID: template})
 		if err != nil || db.ID != inTemplate {
 			t.Fatalf("db %+v, %v; want the template's %s", db, err, inTemplate)
 		}
@@ -83,7 +83,7 @@ func TestFindsTheDatabaseBeyondTheFirstSearchPage(t *testing.T) {
 		w := newWorld(t)
 		only := w.n.AddDatabase(w.wsID, w.n.AddPage(w.wsID, "Home"), "ArXiv Papers", fullSchema)
 		w.addDecoys(250)
-		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 		if err != nil || db.ID != only || db.Created {
 			t.Fatalf("db %+v, %v; want %s, not a new one", db, err, only)
 		}
@@ -95,7 +95,7 @@ func TestFindsTheDatabaseBeyondTheFirstSearchPage(t *testing.T) {
 			w.n.AddRow(rows, map[string]any{"Title": fmt.Sprintf("row %d", i)})
 		}
 		home := w.n.AddPage(w.wsID, "Home") // the first top-level page, on page 2
-		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+		db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 		if err != nil || !db.Created {
 			t.Fatalf("db %+v, %v; want one created under %s", db, err, home)
 		}

@@ -45,13 +45,14 @@ const (
 // maxSearchPages bounds a search read to its end: 100 pages of 100.
 const maxSearchPages = 100
 
-// Schema is the seed's property set (seed 000 §3.2.3).
-func Schema() notionapi.PropertyConfigs {
+// Schema is the seed's property set (seed 000 §3.2.3), with the Link
+// property under the name link (PropLink unless the spec says).
+func Schema(link string) notionapi.PropertyConfigs {
 	return notionapi.PropertyConfigs{
 		PropTitle:   notionapi.TitlePropertyConfig{Type: notionapi.PropertyConfigTypeTitle},
 		PropAuthors: notionapi.RichTextPropertyConfig{Type: notionapi.PropertyConfigTypeRichText},
 		PropSummary: notionapi.RichTextPropertyConfig{Type: notionapi.PropertyConfigTypeRichText},
-		PropLink:    notionapi.URLPropertyConfig{Type: notionapi.PropertyConfigTypeURL},
+		link:        notionapi.URLPropertyConfig{Type: notionapi.PropertyConfigTypeURL},
 		PropYear:    notionapi.NumberPropertyConfig{Type: notionapi.PropertyConfigTypeNumber, Number: notionapi.NumberFormat{Format: notionapi.FormatNumber}},
 	}
 }
@@ -83,40 +84,50 @@ func (c *Client) api(token string) *notionapi.Client {
 	return notionapi.NewClient(notionapi.Token(token), notionapi.WithHTTPClient(hc), notionapi.WithRetry(1))
 }
 
+// DatabaseSpec is which database to find or create: its name, a pinned
+// id, the duplicated template, the page to create it under, and the name
+// of its Link property.
+type DatabaseSpec struct {
+	Name, PinnedID, TemplateID, ParentPage, LinkProperty string
+}
+
 // FindOrCreateDatabase finds the papers database (seed 000 §3.2.2): the
 // pinned id if given; else, among databases named name, one inside the
 // duplicated template, else the most recently edited; else it creates one
 // (§3.2.3) under parentPage, else the template, else the first page the
 // integration can reach. Missing properties are added to a found database.
-func (c *Client) FindOrCreateDatabase(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (Database, error) {
+func (c *Client) FindOrCreateDatabase(ctx context.Context, token string, spec DatabaseSpec) (Database, error) {
+	if spec.LinkProperty == "" {
+		spec.LinkProperty = PropLink
+	}
 	ctx, ra := withRetryAfter(ctx)
-	db, err := c.findOrCreate(ctx, token, name, pinnedID, templateID, parentPage)
+	db, err := c.findOrCreate(ctx, token, spec)
 	if e, ok := outbound.Classify(err); ok && e.Status == http.StatusTooManyRequests && e.RetryAfter == 0 {
 		e.RetryAfter = *ra
 	}
 	return db, err
 }
 
-func (c *Client) findOrCreate(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (Database, error) {
+func (c *Client) findOrCreate(ctx context.Context, token string, spec DatabaseSpec) (Database, error) {
 	api := c.api(token)
 	var db *notionapi.Database
-	if pinnedID != "" {
-		got, err := api.Database.Get(ctx, notionapi.DatabaseID(pinnedID))
+	if spec.PinnedID != "" {
+		got, err := api.Database.Get(ctx, notionapi.DatabaseID(spec.PinnedID))
 		if err != nil {
-			return Database{}, classify("retrieve database "+pinnedID, err)
+			return Database{}, classify("retrieve database "+spec.PinnedID, err)
 		}
 		db = got
 	} else {
-		found, err := c.findByName(ctx, api, name, templateID)
+		found, err := c.findByName(ctx, api, spec.Name, spec.TemplateID)
 		if err != nil {
 			return Database{}, err
 		}
 		db = found
 	}
 	if db == nil {
-		return c.create(ctx, api, name, templateID, parentPage)
+		return c.create(ctx, api, spec)
 	}
-	added, err := c.repair(ctx, api, db)
+	added, err := c.repair(ctx, api, db, spec.LinkProperty)
 	if err != nil {
 		return Database{}, err
 	}
@@ -177,35 +188,23 @@ func searchAll(ctx context.Context, api *notionapi.Client, req *notionapi.Search
 		Reason: fmt.Sprintf("%s: more than %d pages of results; set spec.database.id or spec.database.parentPageID", what, maxSearchPages)}
 }
 
-func (c *Client) create(ctx context.Context, api *notionapi.Client, name, templateID, parentPage string) (Database, error) {
-	parent := parentPage
+func (c *Client) create(ctx context.Context, api *notionapi.Client, spec DatabaseSpec) (Database, error) {
+	parent := spec.ParentPage
 	if parent == "" {
-		parent = templateID
+		parent = spec.TemplateID
 	}
 	if parent == "" {
-		err := searchAll(ctx, api, &notionapi.SearchRequest{
-			Filter:   notionapi.SearchFilter{Property: "object", Value: "page"},
-			Sort:     &notionapi.SortObject{Direction: notionapi.SortOrderASC, Timestamp: notionapi.TimestampLastEdited},
-			PageSize: 100,
-		}, "search pages", func(o notionapi.Object) bool {
-			if p, ok := o.(*notionapi.Page); ok && p.Parent.Type == notionapi.ParentTypeWorkspace {
-				parent = string(p.ID)
-				return true
-			}
-			return false
-		})
+		found, err := firstPage(ctx, api)
 		if err != nil {
 			return Database{}, err
 		}
-		if parent == "" {
-			return Database{}, &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
-				Reason: "no page is shared with the integration to create the database under; share a page or set spec.database.parentPageID"}
-		}
+		parent = found
 	}
+	name := spec.Name
 	db, err := api.Database.Create(ctx, &notionapi.DatabaseCreateRequest{
 		Parent:     notionapi.Parent{Type: notionapi.ParentTypePageID, PageID: notionapi.PageID(parent)},
 		Title:      []notionapi.RichText{{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: name}}},
-		Properties: Schema(),
+		Properties: Schema(spec.LinkProperty),
 	})
 	if err != nil {
 		return Database{}, classify("create database under page "+parent, err)
@@ -213,18 +212,68 @@ func (c *Client) create(ctx context.Context, api *notionapi.Client, name, templa
 	return Database{ID: string(db.ID), URL: db.URL, Created: true}, nil
 }
 
-// repair adds the seed's properties a database lacks.
-func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionapi.Database) ([]string, error) {
+// firstPage is the page to create the database under when neither the
+// spec nor a template names one: the first page the person shared with
+// the integration (seed 000 §3.1.2 step 6, "the first accessible page"),
+// the earliest edited first. A top-level page is taken when there is one,
+// as before; otherwise any page that is not a database's row, such as a
+// sub-page picked under "Select pages" at consent: Notion creates a
+// database under any page the integration can reach
+// (developers.notion.com/reference/create-a-database: parent page_id).
+func firstPage(ctx context.Context, api *notionapi.Client) (string, error) {
+	var top, sub string
+	err := searchAll(ctx, api, &notionapi.SearchRequest{
+		Filter:   notionapi.SearchFilter{Property: "object", Value: "page"},
+		Sort:     &notionapi.SortObject{Direction: notionapi.SortOrderASC, Timestamp: notionapi.TimestampLastEdited},
+		PageSize: 100,
+	}, "search pages", func(o notionapi.Object) bool {
+		p, ok := o.(*notionapi.Page)
+		if !ok || p.Archived {
+			return false
+		}
+		switch p.Parent.Type {
+		case notionapi.ParentTypeWorkspace:
+			top = string(p.ID)
+			return true
+		case notionapi.ParentTypePageID, notionapi.ParentTypeBlockID:
+			if sub == "" {
+				sub = string(p.ID)
+			}
+		}
+		return false
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case top != "":
+		return top, nil
+	case sub != "":
+		return sub, nil
+	}
+	return "", &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
+		Reason: "no page is shared with the integration to create the database under; share a page or set spec.database.parentPageID"}
+}
+
+// repair adds the seed's properties a database lacks. The Link property
+// may be a URL or a text property: people paste links into either.
+func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionapi.Database, link string) ([]string, error) {
 	missing := notionapi.PropertyConfigs{}
 	var names []string
-	for name, cfg := range Schema() {
+	for name, cfg := range Schema(link) {
 		have, ok := db.Properties[name]
 		if ok && have.GetType() == cfg.GetType() {
 			continue
 		}
+		if ok && name == link && have.GetType() == notionapi.PropertyConfigTypeRichText {
+			continue
+		}
 		if ok {
+			want := string(cfg.GetType())
+			if name == link {
+				want = "url or rich_text"
+			}
 			return nil, &outbound.Error{Upstream: upstream.Notion, Class: outbound.Permanent,
-				Reason: fmt.Sprintf("database property %q is a %s, want %s; rename or fix it in Notion", name, have.GetType(), cfg.GetType())}
+				Reason: fmt.Sprintf("database property %q is a %s, want %s; rename or fix it in Notion", name, have.GetType(), want)}
 		}
 		if cfg.GetType() == notionapi.PropertyConfigTypeTitle {
 			// A database has exactly one title property; Notion cannot add a
@@ -244,15 +293,17 @@ func (c *Client) repair(ctx context.Context, api *notionapi.Client, db *notionap
 	return names, nil
 }
 
-// UpdatePaper writes a paper to a page (seed 000 §3.6.1).
+// UpdatePaper writes a paper to a page (seed 000 §3.6.1). The Link is not
+// written back: the seed writes the link the page already holds, which
+// changes nothing a person sees, while a write to Link is an edit of it
+// that connection webhooks report, and a text Link would need another
+// shape.
 func (c *Client) UpdatePaper(ctx context.Context, token, pageID string, p Paper) error {
 	year := float64(p.Year)
-	link := p.Link
 	props := notionapi.Properties{
 		PropTitle:   notionapi.TitleProperty{Title: []notionapi.RichText{{Type: notionapi.ObjectTypeText, Text: &notionapi.Text{Content: Truncate(p.Title)}}}},
 		PropAuthors: notionapi.RichTextProperty{RichText: Chunks(strings.Join(p.Authors, ", "))},
 		PropSummary: notionapi.RichTextProperty{RichText: Chunks(p.Summary)},
-		PropLink:    notionapi.URLProperty{URL: link},
 		PropYear:    notionapi.NumberProperty{Number: year},
 	}
 	ctx, ra := withRetryAfter(ctx)
@@ -263,13 +314,14 @@ func (c *Client) UpdatePaper(ctx context.Context, token, pageID string, p Paper)
 // PageLink is a page whose Link is set.
 type PageLink struct{ PageID, Link string }
 
-// PagesMissingMetadata lists pages whose Link is set but whose Title or
-// Publication Year is empty: events the webhook never received.
-func (c *Client) PagesMissingMetadata(ctx context.Context, token, databaseID string) ([]PageLink, error) {
+// PagesMissingMetadata lists pages whose Link (the property named link)
+// is set but whose Title or Publication Year is empty: events the webhook
+// never received.
+func (c *Client) PagesMissingMetadata(ctx context.Context, token, databaseID, link string) ([]PageLink, error) {
 	api := c.api(token)
 	req := &notionapi.DatabaseQueryRequest{
 		Filter: notionapi.AndCompoundFilter{
-			notionapi.PropertyFilter{Property: PropLink, RichText: &notionapi.TextFilterCondition{IsNotEmpty: true}},
+			notionapi.PropertyFilter{Property: link, RichText: &notionapi.TextFilterCondition{IsNotEmpty: true}},
 			notionapi.OrCompoundFilter{
 				notionapi.PropertyFilter{Property: PropTitle, RichText: &notionapi.TextFilterCondition{IsEmpty: true}},
 				notionapi.PropertyFilter{Property: PropYear, Number: &notionapi.NumberFilterCondition{IsEmpty: true}},
@@ -284,8 +336,15 @@ func (c *Client) PagesMissingMetadata(ctx context.Context, token, databaseID str
 			return nil, classify("query database "+databaseID, err)
 		}
 		for _, p := range res.Results {
-			if u, ok := p.Properties[PropLink].(*notionapi.URLProperty); ok && u.URL != "" {
-				out = append(out, PageLink{PageID: string(p.ID), Link: u.URL})
+			var text string
+			switch v := p.Properties[link].(type) {
+			case *notionapi.URLProperty:
+				text = v.URL
+			case *notionapi.RichTextProperty:
+				text = textLink(v.RichText)
+			}
+			if text != "" {
+				out = append(out, PageLink{PageID: string(p.ID), Link: text})
 			}
 		}
 		if !res.HasMore {

@@ -65,7 +65,7 @@ func TestFindsTheDatabaseInTheDuplicatedTemplateFirst(t *testing.T) {
 	template := w.n.AddPage(w.wsID, "ArXiv template")
 	inTemplate := w.n.AddDatabase(w.wsID, template, "ArXiv Papers", fullSchema)
 	w.n.AddDatabase(w.wsID, other, "ArXiv Papers", fullSchema) // more recently edited
-	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", template, "")
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers", TemplateID: template})
 	if err != nil || db.ID != inTemplate || db.Created {
 		t.Fatalf("db %+v, %v; want the template's %s", db, err, inTemplate)
 	}
@@ -80,7 +80,7 @@ func TestFindsTheMostRecentlyEditedWithoutATemplate(t *testing.T) {
 	w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
 	newer := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
 	w.n.AddDatabase(w.wsID, p, "ArXiv Papers (old)", fullSchema)
-	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 	if err != nil || db.ID != newer {
 		t.Fatalf("db %+v %v, want %s", db, err, newer)
 	}
@@ -90,7 +90,7 @@ func TestCreatesTheDatabaseWithTheSeedSchema(t *testing.T) {
 	w := newWorld(t)
 	first := w.n.AddPage(w.wsID, "First page")
 	w.n.AddPage(w.wsID, "Second page")
-	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 	if err != nil || !db.Created {
 		t.Fatalf("db %+v %v", db, err)
 	}
@@ -111,7 +111,7 @@ func TestRepairsMissingProperties(t *testing.T) {
 	w := newWorld(t)
 	p := w.n.AddPage(w.wsID, "Home")
 	id := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", map[string]sandbox.NotionProperty{"Title": {Type: "title"}, "Link": {Type: "url"}})
-	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 	if err != nil || db.ID != id || len(db.Added) != 3 {
 		t.Fatalf("db %+v %v", db, err)
 	}
@@ -124,7 +124,7 @@ func TestRepairsMissingProperties(t *testing.T) {
 func TestCreateFailures(t *testing.T) {
 	t.Run("parent page that does not exist (404) is permanent", func(t *testing.T) {
 		w := newWorld(t)
-		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers", ParentPage: "0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"})
 		if e, ok := outbound.Classify(err); !ok || e.Class != outbound.Permanent || e.Status != 404 || !strings.Contains(e.Reason, "object_not_found") {
 			t.Fatalf("got %v", err)
 		}
@@ -132,7 +132,7 @@ func TestCreateFailures(t *testing.T) {
 	t.Run("a parent in another workspace is not found either", func(t *testing.T) {
 		w := newWorld(t)
 		theirs := w.n.AddPage("ws-2", "Theirs")
-		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", theirs)
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers", ParentPage: theirs})
 		if e, ok := outbound.Classify(err); !ok || e.Status != 404 {
 			t.Fatalf("got %v", err)
 		}
@@ -141,7 +141,7 @@ func TestCreateFailures(t *testing.T) {
 		w := newWorld(t)
 		p := w.n.AddPage(w.wsID, "Home")
 		w.box.SetFault(sandbox.NotionDatabaseCreate, sandbox.Fault{Status: 403, Body: `{"object":"error","status":403,"code":"restricted_resource","message":"Insufficient permissions for this endpoint."}`})
-		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", p)
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers", ParentPage: p})
 		if e, ok := outbound.Classify(err); !ok || e.Class != outbound.Permanent || e.Status != 403 {
 			t.Fatalf("got %v", err)
 		}
@@ -149,7 +149,7 @@ func TestCreateFailures(t *testing.T) {
 	t.Run("429 is transient, for the caller's backoff", func(t *testing.T) {
 		w := newWorld(t)
 		w.box.SetFault(sandbox.NotionSearch, sandbox.Fault{Status: 429, RetryAfter: "1", Body: `{"object":"error","status":429,"code":"rate_limited","message":"You have been rate limited."}`})
-		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 		if !outbound.IsTransient(err) || w.box.Calls(sandbox.NotionSearch) != 1 {
 			t.Fatalf("got %v after %d calls", err, w.box.Calls(sandbox.NotionSearch))
 		}
@@ -159,14 +159,14 @@ func TestCreateFailures(t *testing.T) {
 	})
 	t.Run("no page to create it under", func(t *testing.T) {
 		w := newWorld(t)
-		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, "ArXiv Papers", "", "", "")
+		_, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
 		if !outbound.IsPermanent(err) || !strings.Contains(err.Error(), "no page is shared") {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("an invalid token is a 401", func(t *testing.T) {
 		w := newWorld(t)
-		_, err := w.c.FindOrCreateDatabase(context.Background(), "ntn_bogus", "ArXiv Papers", "", "", "")
+		_, err := w.c.FindOrCreateDatabase(context.Background(), "ntn_bogus", notion.DatabaseSpec{Name: "ArXiv Papers"})
 		if !notion.IsUnauthorized(err) {
 			t.Fatalf("got %v", err)
 		}
@@ -210,7 +210,7 @@ func TestPagesMissingMetadata(t *testing.T) {
 	noYear := w.n.AddRow(db, map[string]any{"Link": "https://arxiv.org/abs/hep-th/9901001", "Title": "Has a title"})
 	w.n.AddRow(db, map[string]any{"Link": "https://arxiv.org/abs/2301.00001", "Title": "Done", "Publication Year": 2023})
 	w.n.AddRow(db, map[string]any{"Title": "No link yet"})
-	got, err := w.c.PagesMissingMetadata(context.Background(), w.token, db)
+	got, err := w.c.PagesMissingMetadata(context.Background(), w.token, db, notion.PropLink)
 	if err != nil {
 		t.Fatal(err)
 	}

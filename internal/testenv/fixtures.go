@@ -88,7 +88,7 @@ func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Clien
 	}
 	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer},
 		webhook.Deps{Client: cached, APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn},
+			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn, Recorder: mgr.GetEventRecorder("switchboard-webhook")},
 		webhook.Families()...)
 	if err != nil {
 		return err

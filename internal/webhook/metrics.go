@@ -34,3 +34,26 @@ func newMetrics(reg prometheus.Registerer) (*reqmetrics.Metrics, error) {
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
 }
+
+// newNotionMetrics counts what the Notion routes did with each event
+// they understood: queued (a PaperSync stored) or ignored, with the reason
+// (LinkEmpty, NotArxiv, OtherDatabase…; reasons are the route's constants,
+// so the label set is bounded). Every series a route can give exists at
+// zero from the start, so rate() and alerts read them before the first.
+func newNotionMetrics(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_webhook_notion_events_total",
+		Help: "Events the Notion routes understood, by route (automation, events), outcome (queued, ignored) and the reason one was ignored.",
+	}, []string{"route", "outcome", "reason"})
+	for _, route := range []string{routeAutomation, routeEvents} {
+		c.WithLabelValues(route, "queued", "")
+		for _, reason := range []string{reasonOtherWorkspace, reasonOtherDatabase, reasonLinkEmpty, reasonNotArxiv,
+			reasonInvalid, reasonOwnWrite, reasonEventType, reasonNoIntegration, reasonNotStored} {
+			c.WithLabelValues(route, "ignored", reason)
+		}
+	}
+	if err := reg.Register(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

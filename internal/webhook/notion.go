@@ -17,15 +17,11 @@ limitations under the License.
 package webhook
 
 import (
-	"errors"
 	"html/template"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -37,10 +33,15 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
-// notionFamily takes a NotionIntegration's Automation events; the
-// integration connects to Notion under /oauth/notion/….
-var notionFamily = Family{Name: "notion", Routes: oneRoute("POST "+papers.WebhookPrefix+"{digest}", automation),
-	OAuth: &OAuthTarget{Target: targets.Notion, Success: notionSuccess}}
+// notionFamily takes a NotionIntegration's Automation requests and the
+// public integration's connection-webhook events; the integration
+// connects to Notion under /oauth/notion/….
+var notionFamily = Family{Name: "notion", Routes: func(d Deps) []Route {
+	return []Route{
+		{Pattern: "POST " + papers.WebhookPrefix + "{digest}", Handler: automation(d)},
+		{Pattern: "POST " + papers.EventsPrefix + "{digest}", Handler: connectionEvents(d)},
+	}
+}, OAuth: &OAuthTarget{Target: targets.Notion, Success: notionSuccess}}
 
 // notionSuccess follows seed 000 §3.1.2's page (the database, the webhook
 // URL, the Automation steps) with what the integration's status holds at
@@ -84,17 +85,19 @@ var notionSuccessPage = template.Must(template.New("notion-success").Parse(`<!DO
 </body></html>
 `))
 
-// automationBody is what the Notion Automation posts (seed 000 §3.3.1).
-type automationBody struct {
-	WorkspaceID string `json:"workspace_id"`
-	PageID      string `json:"page_id"`
-	Link        string `json:"link"`
-}
-
-// automation accepts a Notion Automation event: it finds the integration
-// by its secret path, validates the body and the arXiv link, and records
-// the work as a PaperSync before answering 202. The controllers do the
-// rest; a repeated event is the same PaperSync.
+// automation takes a Notion Automation's request on the integration's
+// secret path, in Notion's "Send webhook" shape or the seed's body, and
+// records it as a PaperSync. A failed delivery pauses the person's
+// automation until they resume it by hand (notion.com/help/webhook-
+// actions), so every request the route understood is answered 2xx: one
+// it cannot act on (no Link, an empty or non-arXiv Link, a page of
+// another database or workspace) is answered 200 "ignored" with the
+// reason, counted and logged, and a non-arXiv Link is also a Warning
+// Event on the integration, for the person to see; a suspended or not
+// Ready integration gets its PaperSync, which waits for it. Only a
+// request that is not an Automation's is refused: an unknown path (404),
+// a body that is not JSON or names no page (400), too large (413), too
+// fast (429).
 func automation(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var list v1alpha1.NotionIntegrationList
@@ -105,64 +108,28 @@ func automation(d Deps) HandlerFunc {
 			return Errorf(http.StatusNotFound, "no integration listens on this path")
 		}
 		ni := &list.Items[0]
-		if e := NotServing("integration", ni, ni.Spec.Suspend); e != nil {
-			return e
-		}
-
-		var body automationBody
-		if e := DecodeJSON(r, &body); e != nil {
-			return e
-		}
-		if ni.Status.WorkspaceID != "" && body.WorkspaceID != "" && body.WorkspaceID != ni.Status.WorkspaceID {
-			return Errorf(http.StatusNotFound, "no integration for this workspace on this path")
-		}
-		pageID, arxivID, e := body.validate()
+		ev, e := parseAutomation(r, papers.LinkProperty(ni))
 		if e != nil {
 			return e
 		}
-		ps := papers.NewSync(ni, pageID, body.Link, arxivID)
-		if err := d.Client.Create(r.Context(), ps); err != nil && !apierrors.IsAlreadyExists(err) {
-			var st apierrors.APIStatus
-			if errors.As(err, &st) && apierrors.IsInvalid(err) {
-				return Errorf(http.StatusBadRequest, "the event was refused: %s", st.Status().Message)
-			}
-			return Unavailable(DefaultRetryAfter, "could not record the event; retry").WithCause(err)
+		reply := notionReply{d: d, w: w, r: r, route: routeAutomation, ni: ni, pageID: ev.pageID}
+		switch {
+		case ev.workspaceID != "" && ni.Status.WorkspaceID != "" && ev.workspaceID != ni.Status.WorkspaceID:
+			return reply.ignored(reasonOtherWorkspace, "the body's workspace_id is not this integration's workspace")
+		case ev.databaseID != "" && ni.Status.DatabaseID != "" && ev.databaseID != notionid.Normalize(ni.Status.DatabaseID):
+			return reply.ignored(reasonOtherDatabase, "the page is not in this integration's database")
+		case !ev.linkSent:
+			// The person did not tick the Link property under the action's
+			// content: the manager reads the page for it.
+			return reply.queue(papers.NewEventSync(ni, ev.pageID, v1alpha1.NotionPageEvent{ID: ev.eventID, Type: "automation"}))
+		case ev.link == "":
+			return reply.ignored(reasonLinkEmpty, "the page's "+papers.LinkProperty(ni)+" is empty")
 		}
-		WriteJSON(w, http.StatusAccepted, map[string]any{
-			"success": true, "page_id": pageID, "arxiv_id": arxivID, "paper_sync": ps.Name,
-			"accepted_at": time.Now().UTC().Format(time.RFC3339Nano),
-		})
-		return nil
-	}
-}
-
-func sorted(s []string) []string {
-	slices.Sort(s)
-	return s
-}
-
-// validate checks an Automation body (seed 000 §3.3.1): the three fields
-// present, a Notion page id, an arXiv link it can take an id from. It
-// returns the normalised page id and the arXiv id.
-func (b automationBody) validate() (pageID, arxivID string, _ *Error) {
-	var missing []string
-	for name, v := range map[string]string{"workspace_id": b.WorkspaceID, "page_id": b.PageID, "link": b.Link} {
-		if strings.TrimSpace(v) == "" {
-			missing = append(missing, name)
+		arxivID, err := arxivid.ParseLink(ev.link)
+		if err != nil {
+			reply.warn("LinkNotArxiv", "page %s: %s is not an arXiv abstract or PDF URL: %.200q", ev.pageID, papers.LinkProperty(ni), ev.link)
+			return reply.ignored(reasonNotArxiv, strings.TrimPrefix(err.Error(), arxivid.ErrNotArxiv.Error()+": "))
 		}
+		return reply.queue(papers.NewSync(ni, ev.pageID, ev.link, arxivID))
 	}
-	if len(missing) > 0 {
-		return "", "", Errorf(http.StatusBadRequest, "workspace_id, page_id and link are required").
-			WithDetails(map[string]any{"missing": sorted(missing)})
-	}
-	pageID = notionid.Normalize(strings.TrimSpace(b.PageID))
-	if pageID == "" {
-		return "", "", Errorf(http.StatusBadRequest, "page_id is not a Notion page id").WithDetails(map[string]any{"field": "page_id"})
-	}
-	arxivID, err := arxivid.ParseLink(b.Link)
-	if err != nil {
-		return "", "", Errorf(http.StatusBadRequest, "link is not an arXiv abstract or PDF URL: %s", strings.TrimPrefix(err.Error(), arxivid.ErrNotArxiv.Error()+": ")).
-			WithDetails(map[string]any{"field": "link"})
-	}
-	return pageID, arxivID, nil
 }

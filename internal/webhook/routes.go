@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,10 +82,23 @@ type Deps struct {
 	// Clock tells the time the connect links' expiry is judged by; the
 	// wall clock when nil.
 	Clock clock.PassiveClock
+	// Recorder records the Warning Events a person can act on (a Notion
+	// page whose Link is not an arXiv link); none when nil.
+	Recorder events.EventRecorder
 
 	// oauthTargets are the OAuth targets of the families the Server was
 	// built with, by name (NewServer sets them).
 	oauthTargets map[string]OAuthTarget
+	// notionEvents counts the Notion routes' events by outcome (NewServer
+	// sets it).
+	notionEvents *prometheus.CounterVec
+}
+
+// countNotion counts one event of a Notion route.
+func (d Deps) countNotion(route, outcome, reason string) {
+	if d.notionEvents != nil {
+		d.notionEvents.WithLabelValues(route, outcome, reason).Inc()
+	}
 }
 
 func (d Deps) now() time.Time {

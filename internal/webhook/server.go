@@ -152,6 +152,9 @@ func NewServer(opts Options, deps Deps, families ...Family) (s *Server, err erro
 	if err != nil {
 		return nil, err
 	}
+	if deps.notionEvents, err = newNotionMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
 	s = &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m, after: time.After}
 
 	// Seed 000 §6.1: GET / is a health check. It says only "ok": the

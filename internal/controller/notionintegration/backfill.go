@@ -36,7 +36,7 @@ func Backfill(c client.Client, nc *notion.Client) func(ctx context.Context, ni *
 		if ni.Status.DatabaseID == "" {
 			return 0, nil
 		}
-		pages, err := nc.PagesMissingMetadata(ctx, token, ni.Status.DatabaseID)
+		pages, err := nc.PagesMissingMetadata(ctx, token, ni.Status.DatabaseID, papers.LinkProperty(ni))
 		if err != nil {
 			return 0, err
 		}

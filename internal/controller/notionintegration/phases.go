@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
@@ -40,6 +41,26 @@ func (r *Reconciler) webhookPath(ctx context.Context, obj *v1alpha1.NotionIntegr
 		obj.Status.WebhookPath = path
 	}
 	return out
+}
+
+// eventsPath derives the public integration's connection-webhook path
+// from the OAuth client's id and secret (the Grant phase has just used
+// them): on the first run, on a spec change and when asked, so a rotated
+// client secret shows after a requested-at.
+func (r *Reconciler) eventsPath(ctx context.Context, obj *v1alpha1.NotionIntegration, run *runner.Run) runner.Outcome {
+	if obj.Status.EventsPath != "" && obj.Status.ObservedGeneration == obj.Generation && !run.Requested {
+		return runner.Continue()
+	}
+	var sec corev1.Secret
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.OAuth.ClientSecretRef.Name}
+	if err := r.Get(ctx, key, &sec); err != nil {
+		return runner.Transient(v1alpha1.SecretReadFailedReason, fmt.Errorf("read OAuth client Secret %s: %w", key, err))
+	}
+	id, secret := string(sec.Data[oauth.KeyClientID]), string(sec.Data[oauth.KeyClientSecret])
+	if id != "" && secret != "" {
+		obj.Status.EventsPath = papers.EventsPath(id, secret)
+	}
+	return runner.Continue()
 }
 
 // granted records the grant's refreshes and identity (the Grant phase
@@ -72,7 +93,8 @@ func (r *Reconciler) database(ctx context.Context, obj *v1alpha1.NotionIntegrati
 	if name == "" {
 		name = "ArXiv Papers"
 	}
-	db, err := r.Notion.FindOrCreateDatabase(ctx, grant.Of(run).Token, name, spec.ID, obj.Status.DuplicatedTemplateID, spec.ParentPageID)
+	db, err := r.Notion.FindOrCreateDatabase(ctx, grant.Of(run).Token, notion.DatabaseSpec{Name: name, PinnedID: spec.ID,
+		TemplateID: obj.Status.DuplicatedTemplateID, ParentPage: spec.ParentPageID, LinkProperty: papers.LinkProperty(obj)})
 	if err != nil {
 		status.Set(obj, v1alpha1.DatabaseReadyCondition, metav1.ConditionFalse, v1alpha1.UpstreamRejectedReason, err.Error())
 		switch {

@@ -55,7 +55,7 @@ type Notion interface {
 	// FindOrCreateDatabase finds the papers database (pinned id; the
 	// duplicated template; by name) or creates it, and adds missing
 	// properties.
-	FindOrCreateDatabase(ctx context.Context, token, name, pinnedID, templateID, parentPage string) (notion.Database, error)
+	FindOrCreateDatabase(ctx context.Context, token string, spec notion.DatabaseSpec) (notion.Database, error)
 }
 
 // Retries spaces Notion's and the token endpoint's transient failures: 1,
@@ -94,7 +94,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New: func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
 		Normal: []runner.Phase[*v1alpha1.NotionIntegration]{
-			r.reports, phases.Connect, r.webhookPath, phases.Grant, r.database, r.backfill,
+			r.reports, phases.Connect, r.webhookPath, phases.Grant, r.eventsPath, r.database, r.backfill,
 		},
 		Ready: readyMessage,
 		// Notion's and the token endpoint's transient failures: 1, 2, 4 s

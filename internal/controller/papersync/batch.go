@@ -79,7 +79,7 @@ func (r *Reconciler) recheckDelay(attempts int32) time.Duration {
 // work syncs the batch's members (obj first) with one arXiv request,
 // setting each one's status in memory; the batcher writes them.
 func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
-	w := &batchRun{r: r, now: b.Now, token: b.Token.AccessToken, obj: b.Obj}
+	w := &batchRun{r: r, now: b.Now, token: b.Token.AccessToken, obj: b.Obj, ni: b.Parent}
 	w.sync(ctx, b.Members)
 	b.Tally = children.Tally{Done: int64(w.synced), Failed: int64(w.failed)}
 	if w.retryIn > 0 {
@@ -103,6 +103,7 @@ type batchRun struct {
 	now            time.Time
 	token          string
 	obj            *v1alpha1.PaperSync
+	ni             *v1alpha1.NotionIntegration
 	synced, failed int
 	// retryIn is when the members left pending should be tried again.
 	retryIn time.Duration
@@ -112,6 +113,9 @@ type batchRun struct {
 // sync fetches the batch's papers in one arXiv request and writes each
 // page, setting each member's status in memory.
 func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
+	if members = b.resolve(ctx, members); len(members) == 0 {
+		return
+	}
 	ids := make([]string, 0, len(members))
 	seen := map[string]bool{}
 	for _, ps := range members {

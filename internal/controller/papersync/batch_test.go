@@ -62,6 +62,17 @@ func (f *fakeArxiv) Fetch(_ context.Context, ids []string) (map[string]arxiv.Pap
 type fakeNotion struct {
 	update func(pageID string) error
 	pages  []string
+	// read answers ReadPage; reads counts its calls.
+	read  func(pageID string) (notion.Page, error)
+	reads int
+}
+
+func (f *fakeNotion) ReadPage(_ context.Context, _, pageID, _ string) (notion.Page, error) {
+	f.reads++
+	if f.read == nil {
+		return notion.Page{}, fmt.Errorf("no page %s", pageID)
+	}
+	return f.read(pageID)
 }
 
 func (f *fakeNotion) UpdatePaper(ctx context.Context, _, pageID string, _ notion.Paper) error {

@@ -53,7 +53,7 @@ func (c *Controller) BindFlags(fs *flag.FlagSet) {
 // Setup registers the controller with the arXiv and Notion clients.
 func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
 	return (&Reconciler{
-		Client: mgr.GetClient(), OAuth: d.OAuth, Notion: &notion.Client{Out: d.Outbound},
+		Client: mgr.GetClient(), OAuth: d.OAuth, Notion: &notion.Client{Out: d.Outbound}, Pacer: &notion.Pacer{},
 		Arxiv:    &arxiv.Client{Out: d.Outbound, Pacer: &arxiv.Pacer{Interval: c.ArxivInterval}},
 		Recorder: wire.Recorder(mgr, c.Name()), Retries: c.Retries, Recheck: c.Recheck,
 		Workers: c.Workers.N, Integrations: c.Integrations,

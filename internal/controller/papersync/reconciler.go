@@ -48,7 +48,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -88,6 +88,8 @@ type Arxiv interface {
 type Notion interface {
 	// UpdatePaper writes a paper into a page.
 	UpdatePaper(ctx context.Context, token, pageID string, p notion.Paper) error
+	// ReadPage reads a page's Link and whether its metadata is filled.
+	ReadPage(ctx context.Context, token, pageID, linkProperty string) (notion.Page, error)
 }
 
 // DefaultRetries: arXiv 503 and Notion 429 are retried at 1, 2 and 4
@@ -99,8 +101,11 @@ var DefaultRetries = outbound.Schedule{Base: time.Second, Retries: 3, Max: outbo
 // Reconciler reconciles PaperSyncs.
 type Reconciler struct {
 	client.Client
-	OAuth    oauth.TokenSource
-	Notion   Notion
+	OAuth  oauth.TokenSource
+	Notion Notion
+	// Pacer keeps each integration's page reads to Notion's three
+	// requests a second (none when nil).
+	Pacer    *notion.Pacer
 	Arxiv    Arxiv
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock

@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package notion
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jomei/notionapi"
+	"golang.org/x/time/rate"
+
+	"github.com/switchboard-dev/switchboard/internal/notionid"
+)
+
+// Page is what a connection event's PaperSync reads of a page: Notion's
+// events carry no property values, so the receiver reads the page
+// (developers.notion.com/reference/webhooks-events-delivery).
+type Page struct {
+	// DatabaseID is the database the page is in, normalised; "" for a
+	// page that is not a database row.
+	DatabaseID string
+	// Gone: archived or in the trash.
+	Gone bool
+	// Link is the text of the Link property; LinkPropertyID its id, as
+	// events' updated_properties name it.
+	Link, LinkPropertyID string
+	// HasMetadata: Title and Publication Year both hold a value.
+	HasMetadata bool
+	// LastEditedBy is the id of the user or bot that edited it last.
+	LastEditedBy string
+}
+
+// ReadPage retrieves a page and reads its Link (the property named
+// linkProperty: a URL or a text property) and whether its metadata is
+// filled.
+func (c *Client) ReadPage(ctx context.Context, token, pageID, linkProperty string) (Page, error) {
+	ctx, ra := withRetryAfter(ctx)
+	p, err := c.api(token).Page.Get(ctx, notionapi.PageID(pageID))
+	if err != nil {
+		return Page{}, classify("retrieve page "+pageID, err, ra)
+	}
+	out := Page{Gone: p.Archived, LastEditedBy: string(p.LastEditedBy.ID)}
+	if p.Parent.Type == notionapi.ParentTypeDatabaseID {
+		out.DatabaseID = notionid.Normalize(string(p.Parent.DatabaseID))
+	}
+	switch v := p.Properties[linkProperty].(type) {
+	case *notionapi.URLProperty:
+		out.Link, out.LinkPropertyID = strings.TrimSpace(v.URL), string(v.ID)
+	case *notionapi.RichTextProperty:
+		out.Link, out.LinkPropertyID = textLink(v.RichText), string(v.ID)
+	case *notionapi.TitleProperty:
+		out.Link, out.LinkPropertyID = textLink(v.Title), string(v.ID)
+	}
+	title, _ := p.Properties[PropTitle].(*notionapi.TitleProperty)
+	year, _ := p.Properties[PropYear].(*notionapi.NumberProperty)
+	out.HasMetadata = title != nil && plain(title.Title) != "" && year != nil && year.Number != 0
+	return out, nil
+}
+
+// textLink is the link a text property holds: its text, or, when the
+// text is not an arXiv link (a pasted link Notion shows as a titled
+// mention), the first arXiv href among its items.
+func textLink(items []notionapi.RichText) string {
+	text := strings.TrimSpace(plain(items))
+	if strings.Contains(text, "arxiv.org/") {
+		return text
+	}
+	for _, it := range items {
+		if strings.Contains(it.Href, "arxiv.org/") {
+			return strings.TrimSpace(it.Href)
+		}
+	}
+	return text
+}
+
+// RequestsPerSecond is Notion's rate limit for one integration: "an
+// average of three requests per second"
+// (developers.notion.com/reference/request-limits).
+const RequestsPerSecond = 3
+
+// Pacer keeps each integration (one grant) to Notion's average of three
+// requests a second, with bursts of three, so that a burst of events
+// reads its pages at the pace Notion allows rather than meeting 429s.
+// Integrations idle for a minute are forgotten.
+type Pacer struct {
+	// Limit and Burst replace RequestsPerSecond (tests).
+	Limit rate.Limit
+	Burst int
+
+	mu       sync.Mutex
+	limiters map[string]*pacerEntry
+	swept    time.Time
+}
+
+type pacerEntry struct {
+	l    *rate.Limiter
+	used time.Time
+}
+
+// Wait blocks until key (an integration's UID) may send a request.
+func (p *Pacer) Wait(ctx context.Context, key string) error {
+	if p == nil {
+		return nil
+	}
+	return p.limiter(key).Wait(ctx)
+}
+
+func (p *Pacer) limiter(key string) *rate.Limiter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.limiters == nil {
+		p.limiters = map[string]*pacerEntry{}
+	}
+	if now.Sub(p.swept) > time.Minute {
+		for k, e := range p.limiters {
+			if now.Sub(e.used) > time.Minute {
+				delete(p.limiters, k)
+			}
+		}
+		p.swept = now
+	}
+	e := p.limiters[key]
+	if e == nil {
+		limit, burst := p.Limit, p.Burst
+		if limit == 0 {
+			limit, burst = RequestsPerSecond, RequestsPerSecond
+		}
+		e = &pacerEntry{l: rate.NewLimiter(limit, max(burst, 1))}
+		p.limiters[key] = e
+	}
+	e.used = now
+	return e.l
+}
