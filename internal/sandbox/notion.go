@@ -70,6 +70,9 @@ type Notion struct {
 	access  map[string]notionGrant
 	data    *notionState
 	consent NotionWorkspace
+	// hooks are the automations' and subscriptions' senders
+	// (notion_automation.go, notion_events.go).
+	hooks *notionHooks
 }
 
 // SetConsentWorkspace is the workspace the consent page grants access to.
@@ -110,7 +113,7 @@ type notionCode struct {
 // NewNotion returns an emulator with no clients.
 func NewNotion() *Notion {
 	return &Notion{clients: map[string]string{}, codes: map[string]notionCode{},
-		refresh: map[string]notionGrant{}, access: map[string]notionGrant{}}
+		refresh: map[string]notionGrant{}, access: map[string]notionGrant{}, hooks: newNotionHooks()}
 }
 
 // Upstream implements Emulator.
@@ -124,6 +127,7 @@ func (n *Notion) Register(s *Server) {
 	s.HandleAdmin("POST /_sandbox/notion/rows", n.adminAddRow)
 	s.HandleAdmin("GET /_sandbox/notion/pages/{id}", n.adminRow)
 	s.HandleAdmin("GET /_sandbox/notion/pages/{id}/updates", n.adminUpdates)
+	n.registerHookAdmin(s)
 	n.registerAPI(s)
 }
 

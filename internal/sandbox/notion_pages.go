@@ -20,6 +20,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -32,13 +34,16 @@ import (
 func (p *notionPage) object(s *notionState) map[string]any {
 	obj := map[string]any{
 		"object": "page", "id": p.id, "created_time": p.created.Format(time.RFC3339Nano), "last_edited_time": p.edited.Format(time.RFC3339Nano),
-		"created_by": notionUser(), "last_edited_by": notionUser(),
+		"created_by": notionUser(), "last_edited_by": notionUser(p.editedBy),
 		"cover": nil, "icon": nil, "archived": false, "in_trash": false,
 		"url": "https://www.notion.so/" + strings.ReplaceAll(p.id, "-", ""), "public_url": nil,
 	}
 	props := map[string]any{}
 	if p.parentDB == "" {
 		obj["parent"] = map[string]any{"type": "workspace", "workspace": true}
+		if p.parentPage != "" {
+			obj["parent"] = map[string]any{"type": "page_id", "page_id": p.parentPage}
+		}
 		props["title"] = map[string]any{"id": "title", "type": "title", "title": []any{richText(p.title)}}
 	} else {
 		obj["parent"] = map[string]any{"type": "database_id", "database_id": p.parentDB}
@@ -64,9 +69,10 @@ func (n *Notion) getPage(w http.ResponseWriter, r *http.Request, ws string) {
 // updatePage enforces Notion's limits: at most 2000 UTF-16 code units in
 // one text object (jsLength) and at most 100 rich text objects in a
 // property; a valid update of a page a person is editing is a 409
-// (EditConcurrently).
-func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, ws string) {
-	p, ok := n.pageAt(w, r, ws)
+// (EditConcurrently). The update is the integration's bot's: the page's
+// last_edited_by, and the author of the webhook events it causes.
+func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, g notionGrant) {
+	p, ok := n.pageAt(w, r, g.workspace.ID)
 	if !ok {
 		return
 	}
@@ -107,12 +113,102 @@ func (n *Notion) updatePage(w http.ResponseWriter, r *http.Request, ws string) {
 		notionError(w, http.StatusConflict, "conflict_error", "Conflict occurred while saving. Please try again.")
 		return
 	}
-	for k, v := range updates {
-		p.values[k] = v
-	}
+	changed := p.apply(updates)
 	p.updates++
 	p.edited = s.tick()
+	p.editedBy = g.workspace.BotID
+	n.changedLocked(notionChange{page: p, props: changed, author: notionAuthor{ID: g.workspace.BotID, Type: "bot"}})
 	writeJSON(w, http.StatusOK, p.object(s))
+}
+
+// apply writes property values and returns the names of those whose value
+// changed, sorted.
+func (p *notionPage) apply(values map[string]any) []string {
+	var changed []string
+	for k, v := range values {
+		if old, ok := p.values[k]; !ok || !reflect.DeepEqual(old, v) {
+			changed = append(changed, k)
+		}
+		p.values[k] = v
+	}
+	sort.Strings(changed)
+	return changed
+}
+
+// EditRow changes a database page as a person typing in Notion would, with
+// AddRow's plain values; nil or "" clears a property. It is a properties
+// update by the person (NotionPersonID), which the automations and the
+// webhook subscriptions see.
+func (n *Notion) EditRow(pageID string, values map[string]any) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.state()
+	p := s.pages[normID(pageID)]
+	if p == nil || p.parentDB == "" {
+		return fmt.Errorf("sandbox: no database page %q", pageID)
+	}
+	db := s.databases[p.parentDB]
+	typed := map[string]any{}
+	for name, v := range values {
+		prop, ok := db.props[name]
+		if !ok {
+			return fmt.Errorf("sandbox: database %s has no property %q", db.id, name)
+		}
+		typed[name] = personValue(prop.Type, v)
+	}
+	changed := p.apply(typed)
+	if len(changed) == 0 {
+		return nil // typing a property's own value back changes nothing
+	}
+	p.edited = s.tick()
+	p.editedBy = ""
+	n.changedLocked(notionChange{page: p, props: changed, author: personAuthor()})
+	return nil
+}
+
+// personValue is a plain value in the response shape: "" clears a url or
+// number as nil does, and numbers are float64 as JSON decodes them.
+func personValue(typ string, v any) any {
+	if s, ok := v.(string); ok && s == "" && typ != "title" && typ != "rich_text" {
+		return nil
+	}
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	}
+	return plainToValue(typ, v)
+}
+
+// AddSubPage adds a page under another page, as a person would. Unlike a
+// new top-level page (AddPage), which reaches no integration until a person
+// shares it, a sub-page inherits its parent's connections, so it is a
+// page.created event for the subscriptions: "Make sure the integration has
+// access to the object that triggered the event"
+// (https://developers.notion.com/reference/webhooks, "Troubleshooting
+// tips").
+func (n *Notion) AddSubPage(workspace, parentPageID, title string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.state()
+	id := newNotionID()
+	t := s.tick()
+	p := &notionPage{id: id, workspace: workspace, title: title, parentPage: normID(parentPageID), created: t, edited: t}
+	s.pages[id] = p
+	n.changedLocked(notionChange{page: p, created: true, author: personAuthor()})
+	return id
+}
+
+// ParentOf returns the page a database was created under ("" for an
+// unknown database).
+func (n *Notion) ParentOf(databaseID string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if db := n.state().databases[normID(databaseID)]; db != nil {
+		return db.parentPage
+	}
+	return ""
 }
 
 // jsLength is a string's length as Notion measures its limits: in UTF-16

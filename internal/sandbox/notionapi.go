@@ -19,7 +19,9 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -51,8 +53,12 @@ type notionDatabase struct {
 
 type notionPage struct {
 	id, workspace, title, parentDB string         // title for workspace pages; parentDB for database rows
+	parentPage                     string         // the page a sub-page is under ("" for top-level and rows)
 	values                         map[string]any // property name → value in Notion's response shape
 	created, edited                time.Time
+	// editedBy is the user who edited the page last: "" for the person
+	// (NotionPersonID), else the bot id of the integration that did.
+	editedBy string
 	// updates counts the API's successful PATCHes of the page, for tests
 	// that a page was written exactly once (Updates).
 	updates int
@@ -156,6 +162,7 @@ func (n *Notion) AddRow(databaseID string, values map[string]any) string {
 		p.values[name] = plainToValue(db.props[name].Type, v)
 	}
 	s.pages[id] = p
+	n.changedLocked(notionChange{page: p, created: true, author: personAuthor()})
 	return id
 }
 
@@ -271,19 +278,19 @@ func notionError(w http.ResponseWriter, status int, code, message string) {
 }
 
 // authorize checks the Bearer token and Notion-Version header, and returns
-// the token's workspace.
-func (n *Notion) authorize(w http.ResponseWriter, r *http.Request) (string, bool) {
+// the token's grant: its workspace and the integration's bot.
+func (n *Notion) authorize(w http.ResponseWriter, r *http.Request) (notionGrant, bool) {
 	if r.Header.Get("Notion-Version") == "" {
 		notionError(w, http.StatusBadRequest, "missing_version", "Notion-Version header failed validation: Notion-Version header should be defined, instead was `undefined`.")
-		return "", false
+		return notionGrant{}, false
 	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	g, known := n.access[tok]
 	if !ok || !known {
 		notionError(w, http.StatusUnauthorized, "unauthorized", "API token is invalid.")
-		return "", false
+		return notionGrant{}, false
 	}
-	return g.workspace.ID, true
+	return g, true
 }
 
 func (n *Notion) registerAPI(s *Server) {
@@ -293,20 +300,26 @@ func (n *Notion) registerAPI(s *Server) {
 	s.Handle(NotionDatabaseUpdate, "PATCH /notion/v1/databases/{id}", n.locked(n.updateDatabase))
 	s.Handle(NotionDatabaseQuery, "POST /notion/v1/databases/{id}/query", n.locked(n.queryDatabase))
 	s.Handle(NotionPageGet, "GET /notion/v1/pages/{id}", n.locked(n.getPage))
-	s.Handle(NotionPageUpdate, "PATCH /notion/v1/pages/{id}", n.locked(n.updatePage))
+	s.Handle(NotionPageUpdate, "PATCH /notion/v1/pages/{id}", n.lockedGrant(n.updatePage))
 }
 
 type notionHandler func(w http.ResponseWriter, r *http.Request, workspace string)
 
 func (n *Notion) locked(h notionHandler) http.HandlerFunc {
+	return n.lockedGrant(func(w http.ResponseWriter, r *http.Request, g notionGrant) { h(w, r, g.workspace.ID) })
+}
+
+// lockedGrant is locked for handlers that need the token's grant (its
+// bot, the author of what the request writes).
+func (n *Notion) lockedGrant(h func(w http.ResponseWriter, r *http.Request, g notionGrant)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		ws, ok := n.authorize(w, r)
+		g, ok := n.authorize(w, r)
 		if !ok {
 			return
 		}
-		h(w, r, ws)
+		h(w, r, g)
 	}
 }
 
@@ -370,16 +383,28 @@ func writeNotionList(w http.ResponseWriter, results []any, next any, hasMore boo
 		"has_more": hasMore, "type": "page_or_database", "page_or_database": map[string]any{}})
 }
 
-// notionPropertyID is a property's id: "title" for the title, else a short
-// id made from the name.
+// notionPropertyID is a property's id: "title" for the title, else a
+// short id made from the name, unique per name as Notion's are (a
+// database's property ids are distinct; events' updated_properties name
+// properties by them), URL-encoded as Notion gives them ("%3AUPp").
 func notionPropertyID(name, typ string) string {
 	if typ == "title" {
 		return "title"
 	}
-	return fmt.Sprintf("%x", len(name)*7919%65536)
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	return url.PathEscape(fmt.Sprintf(":%x", h.Sum32()))
 }
 
-// notionUser is the user objects' created_by and last_edited_by name.
-func notionUser() map[string]any {
-	return map[string]any{"object": "user", "id": "00000000-0000-4000-8000-000000000001"}
+// NotionPersonID is the id of the person whose edits the sandbox makes
+// (AddRow, EditRow): events' authors and pages' last_edited_by.
+const NotionPersonID = "00000000-0000-4000-8000-000000000001"
+
+// notionUser is the user objects' created_by and last_edited_by: the
+// person, or the bot whose id is given.
+func notionUser(botID ...string) map[string]any {
+	if len(botID) > 0 && botID[0] != "" {
+		return map[string]any{"object": "user", "id": botID[0]}
+	}
+	return map[string]any{"object": "user", "id": NotionPersonID}
 }
