@@ -232,3 +232,73 @@ func TestChunks(t *testing.T) {
 		t.Fatalf("chunks %d", len(c))
 	}
 }
+
+// Seed 000 §3.1.2 step 6: the database goes under the first page the
+// person shared, which need not be a top-level one: a person who picks a
+// sub-page at consent ("Select pages") shares only that page, and Notion
+// creates a database under any page the integration can reach.
+func TestCreatesTheDatabaseUnderASharedSubPage(t *testing.T) {
+	w := newWorld(t)
+	sub := w.n.AddSubPage(w.wsID, "9c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "Reading notes")
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
+	if err != nil || !db.Created || w.n.ParentOf(db.ID) != sub {
+		t.Fatalf("db %+v %v under %q, want one created under the sub-page %s", db, err, w.n.ParentOf(db.ID), sub)
+	}
+	// A top-level page, when one is shared, is still preferred.
+	w2 := newWorld(t)
+	w2.n.AddSubPage(w2.wsID, "9c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "Reading notes")
+	top := w2.n.AddPage(w2.wsID, "Home")
+	db, err = w2.c.FindOrCreateDatabase(context.Background(), w2.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
+	if err != nil || w2.n.ParentOf(db.ID) != top {
+		t.Fatalf("db %+v %v under %q, want the top-level %s", db, err, w2.n.ParentOf(db.ID), top)
+	}
+}
+
+// The Link property may be a text property, and may have another name
+// (spec.database.linkProperty): a found database keeps it; a created one
+// gets it as a URL property.
+func TestTheLinkPropertyMayBeTextOrRenamed(t *testing.T) {
+	w := newWorld(t)
+	p := w.n.AddPage(w.wsID, "Home")
+	texts := map[string]sandbox.NotionProperty{"Title": {Type: "title"}, "Authors": {Type: "rich_text"}, "Summary": {Type: "rich_text"},
+		"Link": {Type: "rich_text"}, "Publication Year": {Type: "number"}}
+	id := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", texts)
+	db, err := w.c.FindOrCreateDatabase(context.Background(), w.token, notion.DatabaseSpec{Name: "ArXiv Papers"})
+	if err != nil || db.ID != id || len(db.Added) != 0 || w.n.DatabaseProperties(id)["Link"] != "rich_text" {
+		t.Fatalf("db %+v %v: want the text Link kept", db, err)
+	}
+	w2 := newWorld(t)
+	w2.n.AddPage(w2.wsID, "Home")
+	db, err = w2.c.FindOrCreateDatabase(context.Background(), w2.token, notion.DatabaseSpec{Name: "ArXiv Papers", LinkProperty: "Paper"})
+	if got := w2.n.DatabaseProperties(db.ID); err != nil || got["Paper"] != "url" || got["Link"] != "" {
+		t.Fatalf("db %+v %v with %v: want Paper as the URL property", db, err, got)
+	}
+}
+
+// ReadPage reads what a connection event's sync decides by: the page's
+// database, its Link and that property's id, whether its metadata is
+// filled, and who edited it last; a page that is gone is a 404.
+func TestReadPage(t *testing.T) {
+	w := newWorld(t)
+	p := w.n.AddPage(w.wsID, "Home")
+	db := w.n.AddDatabase(w.wsID, p, "ArXiv Papers", fullSchema)
+	page := w.n.AddRow(db, map[string]any{"Link": " https://arxiv.org/abs/2301.12345 "})
+	got, err := w.c.ReadPage(context.Background(), w.token, page, "Link")
+	if err != nil || got.DatabaseID != db || got.Link != "https://arxiv.org/abs/2301.12345" || got.LinkPropertyID == "" ||
+		got.HasMetadata || got.LastEditedBy != sandbox.NotionPersonID || got.Gone {
+		t.Fatalf("page %+v, %v", got, err)
+	}
+	if err := w.c.UpdatePaper(context.Background(), w.token, page, notion.Paper{Title: "T", Year: 2023}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = w.c.ReadPage(context.Background(), w.token, page, "Link"); err != nil || !got.HasMetadata || got.LastEditedBy != "bot-1" {
+		t.Fatalf("after the update: %+v, %v; want filled, by the bot", got, err)
+	}
+	if w.n.Row(page)["Link"] != " https://arxiv.org/abs/2301.12345 " {
+		t.Fatalf("the update rewrote the Link: %v", w.n.Row(page)["Link"])
+	}
+	_, err = w.c.ReadPage(context.Background(), w.token, "0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "Link")
+	if !notion.IsNotFound(err) {
+		t.Fatalf("a missing page: %v, want a 404", err)
+	}
+}

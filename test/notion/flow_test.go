@@ -52,6 +52,13 @@ var wsCount int
 
 func newFixture(t *testing.T, refreshToken func(sandbox.NotionWorkspace) string) *fixture {
 	t.Helper()
+	return newClientFixture(t, "notion-client", "notion-secret", refreshToken)
+}
+
+// newClientFixture connects a workspace through the public integration
+// whose OAuth client is clientID (registered with the sandbox's Notion).
+func newClientFixture(t *testing.T, clientID, clientSecret string, refreshToken func(sandbox.NotionWorkspace) string) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	ns, err := env.Namespace("notion")
 	if err != nil {
@@ -63,11 +70,11 @@ func newFixture(t *testing.T, refreshToken func(sandbox.NotionWorkspace) string)
 	ws.ID = fmt.Sprintf("%08d-1111-4222-8333-444455556666", wsCount)
 	f := &fixture{ns: ns, ws: ws, key: types.NamespacedName{Namespace: ns, Name: "research"}}
 	f.page = notionEmu.AddPage(ws.ID, "Reading list")
-	rt := notionEmu.IssueRefreshToken("notion-client", ws)
+	rt := notionEmu.IssueRefreshToken(clientID, ws)
 	if refreshToken != nil {
 		rt = refreshToken(ws)
 	}
-	if err := testenv.NotionIntegration(ctx, env.Client, ns, "notion-client", "notion-secret", rt); err != nil {
+	if err := testenv.NotionIntegration(ctx, env.Client, ns, clientID, clientSecret, rt); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -280,8 +287,12 @@ func TestAutomationWebhookFillsThePage(t *testing.T) {
 	eventually(t, "the counter", func() bool { return f.integration(t).Status.PapersSynced == 2 })
 }
 
-// Seed 000 §3.3.1 and §6.3: the webhook's own error rows.
-func TestWebhookRefusesBadEvents(t *testing.T) {
+// Seed 000 §3.3.1 and §6.3, as Notion allows: a request that is not an
+// Automation's is refused with the seed's error rows; one the route
+// understood but cannot act on is answered 200 "ignored" with the reason
+// (a failed delivery would pause the person's automation), and neither
+// records anything.
+func TestWebhookRefusesBadEventsAndIgnoresWhatItCannotActOn(t *testing.T) {
 	f := newFixture(t, nil)
 	ni := f.ready(t)
 	good := map[string]string{"workspace_id": f.ws.ID, "page_id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "link": "https://arxiv.org/abs/2301.12345"}
@@ -298,27 +309,32 @@ func TestWebhookRefusesBadEvents(t *testing.T) {
 		path   string
 		body   any
 		status int
-		code   string
+		code   string // the error code, or the reason of an ignored event
 	}{
 		{"an unknown path is 404", "/notion/webhook/0000", good, 404, "NOT_FOUND"},
-		{"another workspace on this path is 404", ni.Status.WebhookPath, with("workspace_id", "someone-else"), 404, "NOT_FOUND"},
 		{"a body that is not JSON is 400", ni.Status.WebhookPath, "{page_id:", 400, "INVALID_REQUEST"},
-		{"a missing link is 400", ni.Status.WebhookPath, with("link", ""), 400, "INVALID_REQUEST"},
-		{"a link that is not arXiv is 400", ni.Status.WebhookPath, with("link", "https://example.org/abs/2301.12345"), 400, "INVALID_REQUEST"},
-		{"an arXiv link without an id is 400", ni.Status.WebhookPath, with("link", "https://arxiv.org/list/cs.LG/recent"), 400, "INVALID_REQUEST"},
 		{"a page id that is not one is 400", ni.Status.WebhookPath, with("page_id", "my-page"), 400, "INVALID_REQUEST"},
+		{"another workspace on this path is ignored", ni.Status.WebhookPath, with("workspace_id", "someone-else"), 200, "OtherWorkspace"},
+		{"an empty link is ignored", ni.Status.WebhookPath, with("link", ""), 200, "LinkEmpty"},
+		{"a link that is not arXiv is ignored", ni.Status.WebhookPath, with("link", "https://example.org/abs/2301.12345"), 200, "NotArxiv"},
+		{"an arXiv link without an id is ignored", ni.Status.WebhookPath, with("link", "https://arxiv.org/list/cs.LG/recent"), 200, "NotArxiv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := post(t, tc.path, tc.body)
-			if a.status != tc.status || errorCode(a) != tc.code {
+			code := errorCode(a)
+			if tc.status == 200 {
+				code, _ = a.body["reason"].(string)
+			}
+			if a.status != tc.status || code != tc.code {
 				t.Fatalf("got %d %v, want %d %s", a.status, a.body, tc.status, tc.code)
 			}
 		})
 	}
 	var list v1alpha1.PaperSyncList
 	if err := env.Client.List(context.Background(), &list, client.InNamespace(f.ns)); err != nil || len(list.Items) != 0 {
-		t.Fatalf("refused events left %d PaperSyncs (%v)", len(list.Items), err)
+		t.Fatalf("refused and ignored events left %d PaperSyncs (%v)", len(list.Items), err)
 	}
+	f.waitEventNote(t, "research", "LinkNotArxiv", "example.org")
 }
 
 // Seed 000 §3.5.3: arXiv's error rows.

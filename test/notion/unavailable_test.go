@@ -17,53 +17,42 @@ limitations under the License.
 package notion_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// Like Flux's Receiver, the Automation route refuses events for a
-// suspended integration with 503 and Retry-After, and records nothing.
-func TestASuspendedIntegrationRefusesEventsWith503(t *testing.T) {
+// A failed delivery pauses a person's Notion automation
+// (notion.com/help/webhook-actions), so the Automation route does not
+// refuse an event for a suspended integration as Flux's Receiver would:
+// it records it, and the PaperSync waits for its integration to resume.
+func TestASuspendedIntegrationQueuesEventsThatWaitForIt(t *testing.T) {
 	f := newFixture(t, nil)
 	ni := f.ready(t)
 	edit(t, ni, func(n *v1alpha1.NotionIntegration) { n.Spec.Suspend = true })
-	body := `{"workspace_id":"` + f.ws.ID + `","page_id":"1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f","link":"https://arxiv.org/abs/2301.12345"}`
-	count := func() int {
-		var list v1alpha1.PaperSyncList
-		if err := env.Client.List(context.Background(), &list, client.InNamespace(f.ns)); err != nil {
-			t.Fatal(err)
-		}
-		return len(list.Items)
-	}
-	send := func() *http.Response {
-		r, err := http.Post(hookURL+ni.Status.WebhookPath, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Body.Close()
-		return r
-	}
-	// The webhook sees the change through its cache, a moment later (an
-	// event accepted before then is recorded, as it should be).
-	eventually(t, "a 503 for the suspended integration", func() bool { return send().StatusCode == http.StatusServiceUnavailable })
-	before := count()
-	for range 5 {
-		if r := send(); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
-			t.Fatalf("got %d with Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
-		}
-	}
-	if n := count(); n != before {
-		t.Fatalf("refused events recorded %d PaperSyncs", n-before)
-	}
-	// Resumed and Ready, it accepts events again.
-	edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) { n.Spec.Suspend = false })
-	eventually(t, "events accepted again", func() bool {
-		return post(t, ni.Status.WebhookPath, body).status == http.StatusAccepted
+	eventually(t, "the integration suspended", func() bool {
+		c := status.Get(f.integration(t), v1alpha1.ReadyCondition)
+		return c != nil && c.Reason == v1alpha1.SuspendedReason
 	})
+	page := notionEmu.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
+	a := post(t, ni.Status.WebhookPath, map[string]string{"workspace_id": f.ws.ID, "page_id": page, "link": "https://arxiv.org/abs/2301.12345"})
+	if a.status != http.StatusAccepted || a.body["status"] != "queued" {
+		t.Fatalf("answer %d %v, want 202 queued", a.status, a.body)
+	}
+	name := a.body["paper_sync"].(string)
+	eventually(t, "the sync waiting for its integration", func() bool {
+		c := status.Get(f.syncOf(t, name), v1alpha1.ReadyCondition)
+		return c != nil && c.Reason == v1alpha1.DependencyNotReadyReason && strings.Contains(c.Message, "suspended")
+	})
+	if notionEmu.Updates(page) != 0 {
+		t.Fatal("a suspended integration's page was written")
+	}
+	edit(t, f.integration(t), func(n *v1alpha1.NotionIntegration) { n.Spec.Suspend = false })
+	f.waitSync(t, name, v1alpha1.SyncSucceeded)
+	if n := notionEmu.Updates(page); n != 1 {
+		t.Fatalf("the page was written %d times, want once", n)
+	}
 }
