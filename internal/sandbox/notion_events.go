@@ -353,7 +353,12 @@ func (n *Notion) flushWindow(sub *notionSubscription, pageID string, w *notionWi
 	n.hooks.doneLocked(1)
 }
 
-// eventJob delivers one event: success is a 2xx answer; otherwise it is
+// eventJob delivers one event: success is a 200 answer, as each event's
+// reference page asks ("Return an HTTP 200 status code to indicate that
+// the data was received successfully",
+// https://developers.notion.com/reference/webhooks/page-properties-updated;
+// whether another 2xx counts is not documented, so the sandbox holds a
+// receiver to the letter); otherwise it is
 // sent again, the same event (same id) with attempt_number incremented,
 // re-signed since the body changed, up to notionEventAttempts times.
 func (n *Notion) eventJob(sub *notionSubscription, ev notionEvent) func() {
@@ -369,7 +374,7 @@ func (n *Notion) eventJob(sub *notionSubscription, ev notionEvent) func() {
 			sub.deliveries = append(sub.deliveries, NotionDelivery{Type: ev.Type, EntityID: ev.Entity.ID, EventID: ev.ID,
 				Attempt: attempt, Status: status, Body: answer, Time: time.Now()})
 			n.mu.Unlock()
-			if delivered(status) || attempt == notionEventAttempts || !n.sleep(wait) {
+			if status == http.StatusOK || attempt == notionEventAttempts || !n.sleep(wait) {
 				return
 			}
 			wait *= 2

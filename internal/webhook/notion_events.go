@@ -94,7 +94,8 @@ type notionEvent struct {
 // unsigned or wrongly signed event is refused (401) with nothing created.
 // A signed page event becomes, for each integration connected to its
 // workspace, a PaperSync that reads the page (events carry no property
-// values); a retry of the event is the same object.
+// values); a retry of the event is the same object. Every event it
+// understood is answered 200 (notionReply says why not 202).
 func connectionEvents(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var list v1alpha1.NotionIntegrationList
@@ -232,7 +233,7 @@ func (d Deps) routeEvent(w http.ResponseWriter, r *http.Request, items []v1alpha
 		return d.eventIgnored(w, r, pageID, reason, "no integration of this workspace acts on the event")
 	}
 	d.countNotion(routeEvents, "queued", "")
-	WriteJSON(w, http.StatusAccepted, map[string]any{"success": true, "status": "queued", "page_id": pageID, "paper_syncs": queued})
+	WriteJSON(w, http.StatusOK, map[string]any{"success": true, "status": "queued", "page_id": pageID, "paper_syncs": queued})
 	return nil
 }
 

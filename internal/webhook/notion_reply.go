@@ -46,10 +46,16 @@ const (
 )
 
 // notionReply answers one request of a Notion route: queued (a PaperSync
-// stored; 202), or ignored with a reason (200). Either is a 2xx, which is
-// what keeps a person's automation running.
+// stored), or ignored with a reason (200). Notion's own senders get 200
+// for both: its webhook references ask for "an HTTP 200 status code to
+// indicate that the data was received successfully"
+// (developers.notion.com/reference/webhooks/page-properties-updated) and
+// say nothing of other 2xx; the seed's body keeps its 202 for other
+// senders.
 type notionReply struct {
 	d      Deps
+	// native: Notion's own sender, answered 200 when queued too.
+	native bool
 	w      http.ResponseWriter
 	r      *http.Request
 	route  string
@@ -92,7 +98,11 @@ func (p notionReply) queue(ps *v1alpha1.PaperSync) error {
 		return p.storeFailed(err)
 	}
 	p.d.countNotion(p.route, "queued", "")
-	WriteJSON(p.w, http.StatusAccepted, map[string]any{
+	code := http.StatusAccepted
+	if p.native {
+		code = http.StatusOK
+	}
+	WriteJSON(p.w, code, map[string]any{
 		"success": true, "status": "queued", "page_id": p.pageID, "arxiv_id": ps.Spec.ArxivID, "paper_sync": ps.Name,
 		"accepted_at": p.d.now().UTC().Format(time.RFC3339Nano),
 	})

@@ -39,6 +39,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
@@ -143,11 +144,11 @@ func TestTheAutomationRouteAnswersEveryEventItUnderstood2xx(t *testing.T) {
 		syncs            int
 		warning          bool
 	}{
-		{name: "an arXiv link is queued", body: envelope(link(`"https://arxiv.org/abs/2301.12345"`)), status: 202, answer: "queued", syncs: 1},
-		{name: "a text Link is queued", body: envelope(`{"Link":{"type":"rich_text","rich_text":[{"plain_text":"https://arxiv.org/abs/2301.12345"}]}}`), status: 202, answer: "queued", syncs: 1},
+		{name: "an arXiv link is queued", body: envelope(link(`"https://arxiv.org/abs/2301.12345"`)), status: 200, answer: "queued", syncs: 1},
+		{name: "a text Link is queued", body: envelope(`{"Link":{"type":"rich_text","rich_text":[{"plain_text":"https://arxiv.org/abs/2301.12345"}]}}`), status: 200, answer: "queued", syncs: 1},
 		{name: "the seed's body is queued", body: `{"workspace_id":"ws-1","page_id":"` + rtPage + `","link":"https://arxiv.org/abs/2301.12345"}`, status: 202, answer: "queued", syncs: 1},
-		{name: "a suspended integration's event is queued, to wait", suspended: true, body: envelope(link(`"https://arxiv.org/abs/2301.12345"`)), status: 202, answer: "queued", syncs: 1},
-		{name: "a Link that was not ticked is queued for a page read", body: envelope(`{}`), status: 202, answer: "queued", syncs: 1},
+		{name: "a suspended integration's event is queued, to wait", suspended: true, body: envelope(link(`"https://arxiv.org/abs/2301.12345"`)), status: 200, answer: "queued", syncs: 1},
+		{name: "a Link that was not ticked is queued for a page read", body: envelope(`{}`), status: 200, answer: "queued", syncs: 1},
 		{name: "an empty Link is ignored", body: envelope(link(`null`)), status: 200, answer: "ignored"},
 		{name: "the seed's empty link is ignored", body: `{"workspace_id":"ws-1","page_id":"` + rtPage + `","link":""}`, status: 200, answer: "ignored"},
 		{name: "a link that is not arXiv is ignored, with a Warning Event", body: envelope(link(`"https://example.com/paper"`)), status: 200, answer: "ignored", warning: true},
@@ -210,7 +211,7 @@ func TestTheEventsRouteVerifiesEverySignature(t *testing.T) {
 		answer                 string
 		syncs                  int
 	}{
-		{name: "a signed page event is queued", body: good, sig: sign(good, rtToken), token: rtToken, status: 202, answer: "queued", syncs: 1},
+		{name: "a signed page event is queued", body: good, sig: sign(good, rtToken), token: rtToken, status: 200, answer: "queued", syncs: 1},
 		{name: "an unsigned event is 401", body: good, token: rtToken, status: 401, answer: "UNAUTHORIZED"},
 		{name: "a wrong signature is 401", body: good, sig: sign(good, "secret_other"), token: rtToken, status: 401, answer: "UNAUTHORIZED"},
 		{name: "a signature of another body is 401", body: good, sig: sign(good+" ", rtToken), token: rtToken, status: 401, answer: "UNAUTHORIZED"},
@@ -239,7 +240,7 @@ func TestTheEventsRouteVerifiesEverySignature(t *testing.T) {
 		f := newNotionRoutes(t, false, rtToken)
 		retry := strings.Replace(good, `"attempt_number":1`, `"attempt_number":2`, 1)
 		for _, b := range []string{good, retry} {
-			if status, out := f.post(f.events, b, signatureHeader, sign(b, rtToken)); status != 202 {
+			if status, out := f.post(f.events, b, signatureHeader, sign(b, rtToken)); status != 200 {
 				t.Fatalf("answered %d %v", status, out)
 			}
 		}
@@ -258,7 +259,7 @@ func TestTheEventsRouteVerifiesEverySignature(t *testing.T) {
 			string(sec.Data[papers.VerificationTokenKey]) != "secret_fresh" || sec.Labels[v1alpha1.ManagedByLabel] == "" {
 			t.Fatalf("Secret %v (%v)", sec.ObjectMeta, err)
 		}
-		if status, _ := f.post(f.events, good, signatureHeader, sign(good, "secret_fresh")); status != 202 {
+		if status, _ := f.post(f.events, good, signatureHeader, sign(good, "secret_fresh")); status != 200 {
 			t.Fatalf("an event signed with the kept token answered %d", status)
 		}
 		// A subscription made again sends a new token, which replaces it.
@@ -284,4 +285,32 @@ func TestTheEventsRouteVerifiesEverySignature(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// The success page's next steps are Notion's real ones: nothing to set up
+// once the public integration's connection webhook has its token; else
+// the database automation's "Send webhook" in Notion's words, with no
+// method or body to write.
+func TestTheSuccessPageGivesStepsNotionsUIAllows(t *testing.T) {
+	for _, token := range []string{"", rtToken} {
+		f := newNotionRoutes(t, false, token)
+		var ni v1alpha1.NotionIntegration
+		if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "lab", Name: "research"}, &ni); err != nil {
+			t.Fatal(err)
+		}
+		var page strings.Builder
+		d := Deps{Client: f.c, StateNamespace: "switchboard", PublicURL: "https://hooks.example"}
+		if err := notionSuccess(&page, d, &oauth.Resource{Object: &ni}, map[string]string{"workspace_name": "Lab"}); err != nil {
+			t.Fatal(err)
+		}
+		body := page.String()
+		switch {
+		case strings.Contains(body, "Send HTTP request") || strings.Contains(body, "Method"):
+			t.Fatalf("the page asks for what Notion's UI does not have:\n%s", body)
+		case token != "" && (!strings.Contains(body, "nothing to set up") || strings.Contains(body, "Send webhook")):
+			t.Fatalf("with the connection webhook verified:\n%s", body)
+		case token == "" && (!strings.Contains(body, "Send webhook") || !strings.Contains(body, "https://hooks.example"+ni.Status.WebhookPath)):
+			t.Fatalf("without the connection webhook:\n%s", body)
+		}
+	}
 }

@@ -125,7 +125,7 @@ func TestOAuthConnectWritesTheGrantAndShowsTheNextSteps(t *testing.T) {
 	cb := consent(t, f, token)
 	done := get(t, cb.String())
 	if done.status != http.StatusOK || !strings.Contains(done.body, "Connected to "+f.ws.Name) ||
-		!strings.Contains(done.body, "Send HTTP request") || !strings.Contains(done.body, f.ws.ID) {
+		!strings.Contains(done.body, "Send webhook") || !strings.Contains(done.body, "Property edited") || strings.Contains(done.body, "Send HTTP request") {
 		t.Fatalf("success page %d:\n%s", done.status, done.body)
 	}
 	// The page answers once the manager has saved the grant: the token

@@ -25,12 +25,14 @@ import (
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
 // connectNotion reads the integration's one-use connect link from the
@@ -69,8 +71,8 @@ func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    NotionIntegration Ready: workspace %q, database %s\n    webhook URL %s%s\n",
-		ni.Status.WorkspaceName, ni.Status.DatabaseURL, webhookURL, ni.Status.WebhookPath)
+	fmt.Printf("    NotionIntegration Ready: workspace %q, database %s\n    Automation URL %s%s\n    connection webhook URL %s%s\n",
+		ni.Status.WorkspaceName, ni.Status.DatabaseURL, webhookURL, ni.Status.WebhookPath, webhookURL, ni.Status.EventsPath)
 	return nil
 }
 
@@ -89,21 +91,76 @@ func (d *Demo) waitIntegration(ctx context.Context) (*v1alpha1.NotionIntegration
 	return ni, err
 }
 
-// notionAutomation adds a page with an arXiv link in the sandbox's Notion,
-// posts the Automation's request, and shows the page filled in.
+// notionEvents sets Notion up as a person now would, with no Automation:
+// a webhook subscription of the public integration on its events URL,
+// verified with the token the webhook kept (read as a platform engineer
+// reads a Secret), then a page whose Link a person pastes, filled.
+func (d *Demo) notionEvents(ctx context.Context, sandboxURL, webhookURL string) error {
+	ni, err := d.waitIntegration(ctx)
+	if err != nil {
+		return err
+	}
+	var sub struct {
+		ID string `json:"id"`
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/subscriptions", map[string]string{"client_id": "demo-notion-client", "url": webhookURL + ni.Status.EventsPath}, &sub); err != nil {
+		return fmt.Errorf("create the webhook subscription: %w", err)
+	}
+	token, where, err := d.verificationToken(ctx, ni.Status.EventsPath)
+	if err != nil {
+		return err
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/subscriptions/"+sub.ID+"/verify", map[string]string{"verification_token": token}, nil); err != nil {
+		return fmt.Errorf("verify the subscription: %w", err)
+	}
+	fmt.Printf("    subscription verified with the token the webhook kept in Secret %s\n", where)
+	page, err := AddPage(sandboxURL, ni.Status.DatabaseID, "")
+	if err != nil {
+		return err
+	}
+	if err := editPage(sandboxURL, page, ArxivLink); err != nil {
+		return err
+	}
+	fmt.Printf("    a person pasted %s into page %s's Link\n", ArxivLink, page)
+	return waitFilled(ctx, sandboxURL, page)
+}
+
+// verificationToken waits for the Secret in which the webhook keeps the
+// token of Notion's verification request, wherever its namespace is.
+func (d *Demo) verificationToken(ctx context.Context, eventsPath string) (token, where string, err error) {
+	name := papers.VerificationSecretName(eventsPath)
+	err = poll.Until(ctx, "the verification token kept by the webhook", pollEvery, 30*time.Second, func() (bool, error) {
+		var list corev1.SecretList
+		if err := d.C.List(ctx, &list, client.MatchingFields{"metadata.name": name}); err != nil {
+			return false, poll.Stop(err)
+		}
+		for _, s := range list.Items {
+			token, where = string(s.Data[papers.VerificationTokenKey]), s.Namespace+"/"+s.Name
+		}
+		return token != "", nil
+	})
+	return token, where, err
+}
+
+// notionAutomation adds a database automation whose action is "Send
+// webhook" with the Link ticked, as a person on a paid plan may instead;
+// a page whose Link a person pastes is filled, and the automation is
+// still active after every answer.
 func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL string) error {
 	ni := &v1alpha1.NotionIntegration{}
 	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: NotionIntegrationName}, ni); err != nil {
 		return err
 	}
-	link := ArxivLink
-	page, err := AddPage(sandboxURL, ni.Status.DatabaseID, link)
-	if err != nil {
-		return err
+	var auto struct {
+		ID string `json:"id"`
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/automations", map[string]any{"database_id": ni.Status.DatabaseID,
+		"url": webhookURL + ni.Status.WebhookPath, "trigger": "property_edited", "properties": []string{"Link"}}, &auto); err != nil {
+		return fmt.Errorf("add the automation: %w", err)
 	}
 	// The PaperSync sample, as a person would apply it by hand: its pageID
 	// names a page of the integration's database.
-	samplePage, err := AddPage(sandboxURL, ni.Status.DatabaseID, link)
+	samplePage, err := AddPage(sandboxURL, ni.Status.DatabaseID, ArxivLink)
 	if err != nil {
 		return err
 	}
@@ -114,19 +171,65 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 		return fmt.Errorf("apply the PaperSync sample: %w", err)
 	}
 	fmt.Printf("    papersync/%s created for page %s\n", d.paperSample.GetName(), samplePage)
-	var accepted map[string]any
-	if err := postJSON(webhookURL+ni.Status.WebhookPath, map[string]string{"workspace_id": ni.Status.WorkspaceID, "page_id": page, "link": link}, &accepted); err != nil {
-		return fmt.Errorf("post the Automation's request: %w", err)
+	empty, err := AddPage(sandboxURL, ni.Status.DatabaseID, "")
+	if err != nil {
+		return err
 	}
-	fmt.Printf("    webhook answered 202: PaperSync %v\n", accepted["paper_sync"])
+	page, err := AddPage(sandboxURL, ni.Status.DatabaseID, "")
+	if err != nil {
+		return err
+	}
+	if err := editPage(sandboxURL, empty, ""); err != nil { // a fresh page's Link, still empty
+		return err
+	}
+	if err := editPage(sandboxURL, page, ArxivLink); err != nil {
+		return err
+	}
+	if err := waitFilled(ctx, sandboxURL, page); err != nil {
+		return err
+	}
+	var state struct {
+		Paused     bool `json:"paused"`
+		Deliveries []struct {
+			Status int    `json:"status"`
+			Body   string `json:"body"`
+		} `json:"deliveries"`
+	}
+	if err := getJSON(sandboxURL+"/_sandbox/notion/automations/"+auto.ID, &state); err != nil {
+		return err
+	}
+	if state.Paused {
+		return errors.New("the Notion automation was paused by an answer of the webhook")
+	}
+	for _, del := range state.Deliveries {
+		fmt.Printf("    automation delivery answered %d: %s\n", del.Status, del.Body)
+	}
+	fmt.Println("    the automation is still active")
+	return nil
+}
+
+// editPage is a person typing link into a page's Link in Notion.
+func editPage(sandboxURL, page, link string) error {
+	b, _ := json.Marshal(map[string]any{"values": map[string]any{"Link": link}})
+	req, _ := http.NewRequest(http.MethodPatch, sandboxURL+"/_sandbox/notion/pages/"+page, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("edit page %s in the sandbox: %w", page, err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("edit page %s in the sandbox: %s", page, resp.Status)
+	}
+	return nil
+}
+
+// waitFilled waits for a page's metadata and shows it.
+func waitFilled(ctx context.Context, sandboxURL, page string) error {
 	var row map[string]any
 	if err := poll.Until(ctx, "", pollEvery, 60*time.Second, func() (bool, error) {
 		row = nil
-		resp, err := http.Get(sandboxURL + "/_sandbox/notion/pages/" + page)
-		if err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&row)
-			_ = resp.Body.Close()
-		}
+		_ = getJSON(sandboxURL+"/_sandbox/notion/pages/"+page, &row)
 		return row["Title"] != nil && row["Title"] != "", nil
 	}); err != nil {
 		return fmt.Errorf("the page was not filled: %w", err)
@@ -135,13 +238,30 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 	return nil
 }
 
-// AddPage adds a page with link to a database of the sandbox's Notion, as
-// a person would, and returns its id.
+// getJSON decodes a 2xx answer to GET u into out.
+func getJSON(u string, out any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// AddPage adds a page with link (none when "") to a database of the
+// sandbox's Notion, as a person would, and returns its id.
 func AddPage(sandboxURL, databaseID, link string) (string, error) {
 	var row struct {
 		PageID string `json:"page_id"`
 	}
-	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": databaseID, "values": map[string]any{"Link": link}}, &row); err != nil {
+	values := map[string]any{}
+	if link != "" {
+		values["Link"] = link
+	}
+	if err := postJSON(sandboxURL+"/_sandbox/notion/rows", map[string]any{"database_id": databaseID, "values": values}, &row); err != nil {
 		return "", fmt.Errorf("add a page in the sandbox: %w", err)
 	}
 	if row.PageID == "" {

@@ -125,7 +125,12 @@ func (d *Demo) Run(ctx context.Context, extraStaged map[string]string) error {
 		return err
 	}
 
-	Step("a Notion Automation posts a page's arXiv link to the webhook")
+	Step("Notion's connection webhook, with no Automation: subscribe, verify, paste a link")
+	if err := d.notionEvents(ctx, d.SandboxURL, d.WebhookURL); err != nil {
+		return err
+	}
+
+	Step("a Notion database automation's \"Send webhook\" posts the page with its Link")
 	if err := d.notionAutomation(ctx, d.SandboxURL, d.WebhookURL); err != nil {
 		return err
 	}
@@ -168,7 +173,8 @@ func waitObject[T any, PT interface {
 	return obj, err
 }
 
-// postJSON posts in as JSON to u and decodes a 2xx answer into out.
+// postJSON posts in as JSON to u and decodes a 2xx answer into out (nil:
+// an answer without a body, such as 204).
 func postJSON(u string, in, out any) error {
 	b, _ := json.Marshal(in)
 	resp, err := http.Post(u, "application/json", bytes.NewReader(b))
@@ -179,6 +185,9 @@ func postJSON(u string, in, out any) error {
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("%s answered %d: %s", u, resp.StatusCode, body)
+	}
+	if out == nil {
+		return nil
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
 }
