@@ -18,10 +18,12 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,13 +63,28 @@ func notionSuccess(w io.Writer, d Deps, res *oauth.Resource, extra map[string]st
 	key := types.NamespacedName{Namespace: ni.Namespace, Name: ni.Name}
 	vars := map[string]any{
 		"Workspace": extra["workspace_name"], "DatabaseURL": ni.Status.DatabaseURL, "WebhookURL": "",
-		"Link": papers.LinkProperty(ni), "Backfill": ni.Spec.BackfillInterval.Duration.String(),
+		"Link": papers.LinkProperty(ni), "Backfill": spoken(ni.Spec.BackfillInterval.Duration),
 		"Events": eventsVerified(d, ni), "Get": successVars("notionintegration", key),
 	}
 	if ni.Status.WebhookPath != "" {
 		vars["WebhookURL"] = strings.TrimSuffix(d.PublicURL, "/") + ni.Status.WebhookPath
 	}
 	return notionSuccessPage.Execute(w, vars)
+}
+
+// spoken is a duration as a person says it: "an hour", "90 minutes".
+func spoken(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "an hour"
+	case d == time.Hour:
+		return "an hour"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return d.String()
 }
 
 // eventsVerified: Notion has sent the public integration's connection

@@ -122,7 +122,7 @@ func TestNotionConnectInABrowser(t *testing.T) {
 	done := b.shown()
 	done.webhookPage(t, 200, "Notion connected", "Connected to "+ws.Name)
 	b.screenshot("notion-connected")
-	if !strings.Contains(done.text, "kubectl get notionintegration -n "+key.Namespace+" research") || !strings.Contains(done.text, ws.ID) {
+	if !strings.Contains(done.text, "kubectl get notionintegration -n "+key.Namespace+" research") || !strings.Contains(done.text, "Send webhook") {
 		t.Errorf("the success page does not show the next steps:\n%s", done.text)
 	}
 	// The page is the callback's own answer, at its URL (the docs describe
