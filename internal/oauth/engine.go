@@ -101,10 +101,52 @@ func (e *Engine) now() time.Time {
 	return clocks.Now(e.Clock)
 }
 
-// Due reports whether a token should be refreshed: less than margin left,
-// or no expiry known.
+// MinRefreshInterval is the least time between a token's issue and its
+// refresh, whatever its life and margin say (RefreshAt).
+const MinRefreshInterval = 30 * time.Second
+
+// RefreshAt is when a token falls due: margin before it expires, but never
+// before half its life has passed, nor within MinRefreshInterval of its
+// issue, and never after it expires. A margin as long as the token's life
+// (Google's lifetime is the account's and the provider's to set, and a
+// SheetConnection's margin is 6 minutes with its lead) used to make a
+// fresh token due at once, so every reconcile refreshed it again: a
+// refresh and a Secret write every few seconds. Half the life keeps the
+// other half for the retries a refused or throttled refresh takes before
+// the token runs out; margins shorter than half the life (Google's 1 h
+// tokens with 6 minutes, Notion's assumed 7 days with a day) are
+// unchanged. A token whose issue is not known (stored before it was
+// kept) falls due by the margin alone, once: its refresh records it.
+func RefreshAt(t Token, margin time.Duration) time.Time {
+	at := t.Expiry.Add(-margin)
+	if t.Issued.IsZero() || !t.Issued.Before(t.Expiry) {
+		return at
+	}
+	half := t.Issued.Add(t.Expiry.Sub(t.Issued) / 2)
+	floor := t.Issued.Add(MinRefreshInterval)
+	return minTime(maxTime(at, half, floor), t.Expiry)
+}
+
+func maxTime(first time.Time, rest ...time.Time) time.Time {
+	for _, t := range rest {
+		if t.After(first) {
+			first = t
+		}
+	}
+	return first
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// Due reports whether a token should be refreshed: its RefreshAt has come,
+// or no expiry is known.
 func (e *Engine) Due(t Token, margin time.Duration) bool {
-	return t.Expiry.IsZero() || !t.Expiry.After(e.now().Add(margin))
+	return t.Expiry.IsZero() || !e.now().Before(RefreshAt(t, margin))
 }
 
 // Ensure returns the grant in tokenKey, refreshed first when less than
@@ -302,7 +344,8 @@ func (e *Engine) tokenFrom(p Provider, r tokenResponse, old Token) Token {
 	if r.ExpiresIn > 0 {
 		life = time.Duration(r.ExpiresIn) * time.Second
 	}
-	t.Expiry = e.now().Add(life).Truncate(time.Second)
+	t.Issued = e.now().Truncate(time.Second)
+	t.Expiry = t.Issued.Add(life)
 	for k, v := range old.Extra {
 		t.Extra[k] = v
 	}

@@ -37,6 +37,10 @@ const (
 	KeyRefreshToken = "refresh_token"
 	KeyTokenType    = "token_type"
 	KeyExpiry       = "expiry" // RFC 3339
+	// KeyIssuedAt is when the access token was issued (RFC 3339): with the
+	// expiry it gives the token's life, which bounds how early a refresh
+	// may come (RefreshAt).
+	KeyIssuedAt = "issued_at"
 	KeyClientID     = "client_id"
 	KeyClientSecret = "client_secret"
 	// KeyGrantedAt is when the OAuth callback stored the grant (RFC 3339).
@@ -56,6 +60,9 @@ const (
 type Token struct {
 	AccessToken, RefreshToken, TokenType string
 	Expiry                               time.Time
+	// Issued is when the access token was issued; zero for a grant stored
+	// before Switchboard kept it.
+	Issued time.Time
 	Extra                                map[string]string
 	// Refreshed is set by Engine.Ensure when this call (or the flight it
 	// joined) refreshed the grant; it is not stored.
@@ -109,6 +116,8 @@ func storedFrom(sec *corev1.Secret) stored {
 			t.TokenType = string(v)
 		case KeyExpiry:
 			t.Expiry, _ = time.Parse(time.RFC3339, string(v))
+		case KeyIssuedAt:
+			t.Issued, _ = time.Parse(time.RFC3339, string(v))
 		default:
 			t.Extra[k] = string(v)
 		}
@@ -137,6 +146,9 @@ func (s *Store) write(ctx context.Context, key types.NamespacedName, t Token, pr
 	data[KeyTokenType] = []byte(t.TokenType)
 	if !t.Expiry.IsZero() {
 		data[KeyExpiry] = []byte(t.Expiry.UTC().Format(time.RFC3339))
+	}
+	if !t.Issued.IsZero() {
+		data[KeyIssuedAt] = []byte(t.Issued.UTC().Format(time.RFC3339))
 	}
 	labels := map[string]string{}
 	for k, v := range prev.labels {

@@ -245,7 +245,7 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 	Set(run, Grant{Token: tok.AccessToken, ID: tok.Extra[oauth.KeyGrantedAt]})
 	obj.GetOAuthConnect().ReconnectedFor = tok.ReconnectedFor
 	if !tok.Expiry.IsZero() {
-		run.RequeueAt(tok.Expiry.Add(-margin))
+		run.RequeueAt(oauth.RefreshAt(tok, margin))
 	}
 	obj.GetTokenStatus().Granted(tok.Expiry, tok.Refreshed, run.Now)
 	if p.granted != nil {
