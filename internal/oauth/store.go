@@ -40,7 +40,7 @@ const (
 	// KeyIssuedAt is when the access token was issued (RFC 3339): with the
 	// expiry it gives the token's life, which bounds how early a refresh
 	// may come (RefreshAt).
-	KeyIssuedAt = "issued_at"
+	KeyIssuedAt     = "issued_at"
 	KeyClientID     = "client_id"
 	KeyClientSecret = "client_secret"
 	// KeyGrantedAt is when the OAuth callback stored the grant (RFC 3339).
@@ -63,7 +63,7 @@ type Token struct {
 	// Issued is when the access token was issued; zero for a grant stored
 	// before Switchboard kept it.
 	Issued time.Time
-	Extra                                map[string]string
+	Extra  map[string]string
 	// Refreshed is set by Engine.Ensure when this call (or the flight it
 	// joined) refreshed the grant; it is not stored.
 	Refreshed bool

@@ -53,7 +53,7 @@ const (
 // say nothing of other 2xx; the seed's body keeps its 202 for other
 // senders.
 type notionReply struct {
-	d      Deps
+	d Deps
 	// native: Notion's own sender, answered 200 when queued too.
 	native bool
 	w      http.ResponseWriter
