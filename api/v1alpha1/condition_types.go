@@ -58,6 +58,10 @@ const (
 const (
 	// SucceededReason: the last reconcile did everything the spec asks.
 	SucceededReason = "Succeeded"
+	// RenewalRefusedReason (CalendarWatch, ChannelReady True): Google
+	// refused to open the channel that renews the open one; the open one
+	// still works until its expiry, which the message gives.
+	RenewalRefusedReason = "RenewalRefused"
 	// SkippedReason (PaperSync): the event's page needed nothing (its
 	// Link is empty or not arXiv, it is in another database, or it
 	// already holds its paper); status.skipped says which.

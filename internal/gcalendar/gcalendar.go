@@ -177,6 +177,16 @@ func (c *Client) List(ctx context.Context, token string, r ListRequest) (Page, e
 	return p, nil
 }
 
+// CalendarRefused reports a permanent refusal of the calendar itself: 404
+// notFound (the account may not read it, or it does not exist) or 403,
+// not a push address Google will not call ("push." reasons), which may be
+// fixed on the receiving side at any moment.
+func CalendarRefused(err error) bool {
+	e, ok := outbound.Classify(err)
+	return ok && outbound.IsPermanent(err) && (e.Status == http.StatusNotFound || e.Status == http.StatusForbidden) &&
+		!strings.HasPrefix(gapi.Reason(err), "push.")
+}
+
 // classify is gapi.Classify with the Calendar API's own cases: 410 is
 // ErrSyncTokenGone, and a 401 whose reason starts with "push." is the
 // channel's problem, not the grant's.

@@ -245,26 +245,41 @@ func (r *Reconciler) openChannel(ctx context.Context, obj *v1alpha1.CalendarWatc
 }
 
 // channelFailed handles a channel Google did not open: a refused grant
-// asks for re-authentication; anything else schedules the next attempt on
-// the ChannelRetries backoff, says so in ChannelReady (and in a Warning
-// Event when the reason changes), and lets the reconcile go on.
+// asks for re-authentication; anything else schedules the next attempt,
+// says so in ChannelReady (and in a Warning Event when the reason
+// changes), and lets the reconcile go on. A refusal that may pass (an
+// address Google will not call yet, 429, 5xx) is tried again on the
+// ChannelRetries backoff; a refusal of the calendar itself (404 notFound
+// or 403: the account may not read it) waits as the stalled sync does, a
+// backup interval, since only a person sharing the calendar changes it
+// (and their requested-at tries at once).
 func (r *Reconciler) channelFailed(obj *v1alpha1.CalendarWatch, run *runner.Run, err error) runner.Outcome {
 	if errors.Is(err, gcalendar.ErrUnauthorized) {
 		return r.grant.Reauth(obj, "OpenChannel", err)
 	}
 	st := &obj.Status
 	st.ChannelFailures++
-	next := metav1.NewTime(run.Now.Add(ChannelRetries.After(int(st.ChannelFailures), err)))
+	wait := ChannelRetries.After(int(st.ChannelFailures), err)
+	if gcalendar.CalendarRefused(err) {
+		wait = max(wait, obj.Spec.BackupSyncInterval.Duration)
+	}
+	next := metav1.NewTime(run.Now.Add(wait))
 	st.NextChannelAttemptAt = &next
 	reason := v1alpha1.UpstreamUnavailableReason
 	if outbound.IsPermanent(err) {
 		reason = v1alpha1.ChannelRefusedReason
 	}
+	cond, msg := metav1.ConditionFalse, fmt.Sprintf("%v; next attempt at %s, the backup sync goes on meanwhile", err, next.UTC().Format(time.RFC3339))
+	if cur := st.Channel; cur != nil && cur.Expiration != nil && run.Now.Before(cur.Expiration.Time) {
+		// A renewal refused: the open channel still carries pushes until
+		// it expires, and a person should learn of it before then.
+		reason, cond = v1alpha1.RenewalRefusedReason, metav1.ConditionTrue
+		msg = fmt.Sprintf("channel %s open until %s, but its renewal failed: %s", cur.ID, cur.Expiration.UTC().Format(time.RFC3339), msg)
+	}
 	if c := status.Get(obj, v1alpha1.ChannelReadyCondition); c == nil || c.Reason != reason {
 		r.event(obj, nil, corev1.EventTypeWarning, reason, "OpenChannel", fmt.Sprintf("could not open a push channel (the backup sync goes on; next attempt %s): %v", next.UTC().Format(time.RFC3339), err))
 	}
-	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, reason,
-		fmt.Sprintf("%v; next attempt at %s, the backup sync goes on meanwhile", err, next.UTC().Format(time.RFC3339)))
+	status.Set(obj, v1alpha1.ChannelReadyCondition, cond, reason, msg)
 	run.RequeueAt(next.Time)
 	return runner.Continue()
 }
