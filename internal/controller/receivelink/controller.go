@@ -88,7 +88,8 @@ func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
 		return err
 	}
 	sweep := &Sweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Reconciler: r,
-		Namespace: c.Namespace, Interval: c.SweepInterval, MirrorInterval: c.MirrorInterval, Registerer: d.Registerer, Shard: d.Shard}
+		Namespace: c.Namespace, Interval: c.SweepInterval, MirrorInterval: c.MirrorInterval, Registerer: d.Registerer, Shard: d.Shard,
+		Watch: d.Watch}
 	if err := mgr.Add(sweep); err != nil {
 		return fmt.Errorf("add the ReceiveLink sweep: %w", err)
 	}

@@ -91,6 +91,11 @@ type Sweeper struct {
 	// shard, each link looked up on the API server before its object is
 	// called an orphan.
 	Shard labels.Selector
+	// Watch are the namespaces whose ReceiveLinks the manager reconciles
+	// (--watch-namespaces; empty: every namespace). The overdue links are
+	// listed in each: a namespaced install may not list ReceiveLinks
+	// cluster-wide, and a sweep that tried never completed there.
+	Watch []string
 	// Batch is the page size (DefaultSweepBatch when 0).
 	Batch int64
 	Clock clock.PassiveClock
@@ -335,10 +340,23 @@ func (s *Sweeper) sweepMirrors(ctx context.Context, used map[string]bool, res *S
 // controller (after a long outage of the manager, or a delete that kept
 // failing).
 func (s *Sweeper) sweepLinks(ctx context.Context, res *SweepResult) error {
+	if len(s.Watch) == 0 {
+		return s.sweepLinksIn(ctx, "", res)
+	}
+	for _, ns := range s.Watch {
+		if err := s.sweepLinksIn(ctx, ns, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepLinksIn is sweepLinks in one namespace ("": every namespace).
+func (s *Sweeper) sweepLinksIn(ctx context.Context, ns string, res *SweepResult) error {
 	now := s.Clock.Now()
 	for cont := ""; ; {
 		var page v1alpha1.ReceiveLinkList
-		opts := []client.ListOption{client.Limit(s.Batch), client.Continue(cont)}
+		opts := []client.ListOption{client.Limit(s.Batch), client.Continue(cont), client.InNamespace(ns)}
 		if s.Shard != nil {
 			opts = append(opts, client.MatchingLabelsSelector{Selector: s.Shard})
 		}

@@ -49,6 +49,11 @@ type Deps struct {
 	// object): what runs beside a controller and lists from the API
 	// server acts only on the objects it selects.
 	Shard labels.Selector
+	// Watch are the manager's --watch-namespaces (empty: every
+	// namespace): what runs beside a controller and lists from the API
+	// server lists each of them, since a namespaced install may list
+	// nothing cluster-wide.
+	Watch []string
 }
 
 // Kind is one controller as the manager lists it.
