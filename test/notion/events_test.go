@@ -263,6 +263,9 @@ func TestConnectionWebhooksFillPagesWithNoAutomation(t *testing.T) {
 		token = string(sec.Data[papers.VerificationTokenKey])
 		return err == nil && token != ""
 	})
+	// Notion records its request as answered once the answer is back,
+	// which may be a moment after the Secret was written.
+	eventually(t, "Notion to see its verification request answered", func() bool { return notionEmu.SentVerificationToken(sub) != "" })
 	if token != notionEmu.SentVerificationToken(sub) {
 		t.Fatal("the kept token is not the one Notion sent")
 	}

@@ -110,6 +110,15 @@ func (d *Demo) notionEvents(ctx context.Context, sandboxURL, webhookURL string) 
 	if err != nil {
 		return err
 	}
+	// Notion's Verify dialog takes the token once its request was answered.
+	if err := poll.Until(ctx, "Notion to see its verification request answered", pollEvery, 30*time.Second, func() (bool, error) {
+		var st struct {
+			Sent bool `json:"verification_token_sent"`
+		}
+		return getJSON(sandboxURL+"/_sandbox/notion/subscriptions/"+sub.ID, &st) == nil && st.Sent, nil
+	}); err != nil {
+		return err
+	}
 	if err := postJSON(sandboxURL+"/_sandbox/notion/subscriptions/"+sub.ID+"/verify", map[string]string{"verification_token": token}, nil); err != nil {
 		return fmt.Errorf("verify the subscription: %w", err)
 	}
