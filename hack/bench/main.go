@@ -71,8 +71,9 @@ func main() {
 	m := flag.Int("m", 10000, "Stocks for the second RSS reading (0 skips it).")
 	creators := flag.Int("creators", 16, "Concurrent clients creating stocks (both runs).")
 	suite := flag.String("suite", "all", "Which benchmark: slidestock, notion, papersync, calendar, sheets, receive, tokens, memory, shards or all.")
-	requests := flag.Int("requests", 2000, "Notion webhook events per client count.")
-	pages := flag.Int("pages", 100, "Notion events timed from webhook to filled page.")
+	requests := flag.Int("requests", 1000, "Notion webhook requests per route (and as many bare PaperSync creates) per client count.")
+	pages := flag.Int("pages", 50, "Notion events timed from webhook to filled page, one at a time (Automation requests, and as many connection events).")
+	pageBurst := flag.Int("page-burst", 30, "Pages edited at once, timed from their connection events to the last page filled (at least N/3 s at Notion's 3 requests/s).")
 	syncs := flag.Int("syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
 	sizes := flag.String("sync-sizes", "500,5000", "PaperSync bursts on one integration whose cost per sync is compared.")
 	calWatches := flag.Int("cal-watches", 10000, "CalendarWatches whose channels fall due for renewal together (also the push targets).")
@@ -132,7 +133,7 @@ func main() {
 	}
 	// The suites besides SlideStock's, in the order -suite all runs them.
 	others := []benchSuite{
-		{name: "notion", run: func(cfg *rest.Config) error { return benchNotion(cfg, *requests, *pages) }},
+		{name: "notion", run: func(cfg *rest.Config) error { return benchNotion(cfg, *requests, *pages, *pageBurst) }},
 		{name: "papersync", run: func(cfg *rest.Config) error { return benchPaperSync(cfg, *syncs, syncSizes, *creators) }},
 		{name: "calendar", run: func(cfg *rest.Config) error {
 			return benchCalendar(cfg, calendarOptions{watches: *calWatches, pushes: *calPushes, cancels: *calCancels, openBudget: *calBudget, workers: *calWorkers, skipRenewal: *calSkipRenewal})

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -35,10 +34,13 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )
 
-// benchNotion measures the Notion webhook: accepted events per second and
-// answer latency at several client counts, then the time from an event to
-// its page being filled, with an instant sandbox and arXiv pacing off.
-func benchNotion(cfg *rest.Config, requests, pages int) error {
+// benchNotion measures the Notion webhook, with an instant sandbox and
+// arXiv pacing off: the time from an Automation's request to its page
+// filled; the time from a person's edit, by way of a connection event, to
+// the page filled, one at a time and in a burst of burst pages; then the
+// routes' accepted requests per second and answer latency at several
+// client counts against bare PaperSync creates (notion_routes.go).
+func benchNotion(cfg *rest.Config, requests, pages, burst int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
@@ -48,7 +50,7 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 		return err
 	}
 
-	rig, err := startNotionRig(ctx, cfg, "be4c0000-0000-4000-8000-000000000001")
+	rig, err := startNotionHookRig(ctx, cfg, "be4c0000-0000-4000-8000-000000000001")
 	if err != nil {
 		return err
 	}
@@ -59,12 +61,25 @@ func benchNotion(cfg *rest.Config, requests, pages int) error {
 	if err != nil {
 		return err
 	}
-	hook := notionHook{url: rig.hookURL + ni.Status.WebhookPath, workspace: rig.ws.ID,
-		httpc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	hook := notionHook{url: rig.hookURL + ni.Status.WebhookPath, workspace: rig.ws.ID, httpc: httpc}
 	if err := pageFill(ctx, rig.notion, ni.Status.DatabaseID, hook, pages); err != nil {
 		return err
 	}
-	webhookThroughput(hook, requests)
+	// The connection events' rows exist before the subscription, and the
+	// table's events (made-up pages, whose reads the pacer spaces) come
+	// after the timed fills: neither waits behind the other's page reads.
+	rows := emptyRows(rig.notion, ni.Status.DatabaseID, pages+burst)
+	events, err := subscribe(ctx, c, rig, ni, httpc)
+	if err != nil {
+		return err
+	}
+	if err := eventFill(ctx, rig.notion, events.sub, rows, pages); err != nil {
+		return err
+	}
+	if err := routesTable(ctx, c, ni, hook, events, requests); err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr)
 	return nil
 }
@@ -106,28 +121,4 @@ func pageFill(ctx context.Context, notionEmu *sandbox.Notion, db string, hook no
 	fmt.Printf("event → page filled (%d events, one at a time, instant sandbox, arXiv pacing off): mean %s, p50 %s, p95 %s (seed: ≤ 2 s on average)\n",
 		pages, meanD(e2e).Round(100*time.Microsecond), pctMs(e2e, 50), pctMs(e2e, 95))
 	return nil
-}
-
-// webhookThroughput posts requests events per client count, each a new
-// page (one PaperSync created per event), and prints the table.
-func webhookThroughput(hook notionHook, requests int) {
-	fmt.Printf("\nNotion webhook: %d events per client count, each a new page (one PaperSync created per event), loopback, real API server\n", requests)
-	fmt.Printf("%-8s %12s %10s %10s %10s\n", "clients", "accepted/s", "p50", "p95", "p99")
-	var seq atomic.Int64
-	for _, clients := range []int{1, 16, 64} {
-		rate, lat, failures, _ := drive(clients, requests, func(int) (bool, error) {
-			page := fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1))
-			resp, err := hook.post(page, "https://arxiv.org/abs/2301.12345")
-			if err != nil {
-				return false, nil // counted as not accepted
-			}
-			_ = resp.Body.Close()
-			return resp.StatusCode == http.StatusAccepted, nil
-		})
-		fmt.Printf("%-8d %12.0f %10s %10s %10s", clients, rate, pctMs(lat, 50), pctMs(lat, 95), pctMs(lat, 99))
-		if failures > 0 {
-			fmt.Printf("   (%d not accepted)", failures)
-		}
-		fmt.Println()
-	}
 }

@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -61,6 +62,10 @@ type rig struct {
 	calls   *apiCounter
 	// hookMetrics is the webhook server's metrics registry.
 	hookMetrics *prometheus.Registry
+	// hookCluster, when set before start, is the webhook routes' client
+	// and cache, as cmd/webhook builds them (webhookCluster); nil serves
+	// them on the manager's client.
+	hookCluster cluster.Cluster
 	ln          net.Listener
 	// close stops the sandbox and the listener.
 	close func()
@@ -119,8 +124,13 @@ func (r *rig) start(ctx context.Context) error {
 	// RateLimit is zero: the per-client limit is off, since every
 	// benchmark client shares 127.0.0.1.
 	r.hookMetrics = prometheus.NewRegistry()
+	hookClient, hookReader := r.mgr.GetClient(), r.mgr.GetAPIReader()
+	if r.hookCluster != nil {
+		hookClient, hookReader = r.hookCluster.GetClient(), r.hookCluster.GetAPIReader()
+		go func() { _ = r.hookCluster.Start(ctx) }()
+	}
 	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard(), Registerer: r.hookMetrics},
-		webhook.Deps{Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), Upstreams: r.ups, Outbound: r.out, Log: logr.Discard(),
+		webhook.Deps{Client: hookClient, APIReader: hookReader, Upstreams: r.ups, Outbound: r.out, Log: logr.Discard(),
 			PublicURL: r.hookURL, StateNamespace: "default"}, webhook.Families()...)
 	if err != nil {
 		r.close()
@@ -143,6 +153,15 @@ type notionRig struct {
 // startNotionRig starts the rig on cfg until ctx ends; wsID names the
 // workspace. close stops the sandbox.
 func startNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notionRig, error) {
+	r, err := newNotionRig(ctx, cfg, wsID)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.start(ctx)
+}
+
+// newNotionRig builds the Notion rig, not yet started.
+func newNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notionRig, error) {
 	r := &notionRig{notion: sandbox.NewNotion(),
 		ws: sandbox.NotionWorkspace{ID: wsID, Name: "Bench", BotID: "b0000000-0000-4000-8000-" + wsID[len(wsID)-12:]}}
 	r.notion.AddClient("bench-client", "bench-secret")
@@ -157,7 +176,7 @@ func startNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notion
 		r.close()
 		return nil, err
 	}
-	return r, r.start(ctx)
+	return r, nil
 }
 
 // createSecrets creates the Secrets of data (name → string data) in ns.
