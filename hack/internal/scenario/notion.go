@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -211,7 +212,7 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 		return errors.New("the Notion automation was paused by an answer of the webhook")
 	}
 	for _, del := range state.Deliveries {
-		fmt.Printf("    automation delivery answered %d: %s\n", del.Status, del.Body)
+		fmt.Printf("    automation delivery answered %d: %s\n", del.Status, strings.TrimSpace(del.Body))
 	}
 	fmt.Println("    the automation is still active")
 	return nil
