@@ -113,12 +113,21 @@ type pacerEntry struct {
 	used time.Time
 }
 
-// Wait blocks until key (an integration's UID) may send a request.
-func (p *Pacer) Wait(ctx context.Context, key string) error {
+// Take reports whether key (an integration's UID) may send a request now,
+// taking its turn when it may; when it may not, wait is how long until it
+// may. It never blocks: a worker does not sleep through a batch of page
+// reads (a hundred take half a minute at Notion's pace), it leaves the
+// rest for a later try.
+func (p *Pacer) Take(key string) (ok bool, wait time.Duration) {
 	if p == nil {
-		return nil
+		return true, 0
 	}
-	return p.limiter(key).Wait(ctx)
+	r := p.limiter(key).Reserve()
+	if d := r.Delay(); d > 0 {
+		r.Cancel()
+		return false, d
+	}
+	return true, 0
 }
 
 func (p *Pacer) limiter(key string) *rate.Limiter {

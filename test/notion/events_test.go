@@ -167,7 +167,8 @@ func TestTheAutomationsTextLinkFillsThePage(t *testing.T) {
 }
 
 // An integration that is not Ready (its grant refused) still records the
-// event, which waits for it, and answers 202: nothing for Notion to pause.
+// automation's event, which waits for it: 200, nothing for Notion to
+// pause.
 func TestAnIntegrationNotReadyQueuesTheEvent(t *testing.T) {
 	f := newFixture(t, func(sandbox.NotionWorkspace) string { return "nrt_revoked_long_ago" })
 	var ni *v1alpha1.NotionIntegration
@@ -175,14 +176,25 @@ func TestAnIntegrationNotReadyQueuesTheEvent(t *testing.T) {
 		ni = f.integration(t)
 		return ni.Status.WebhookPath != "" && post(t, ni.Status.WebhookPath, "{}").status == http.StatusBadRequest
 	})
-	a := post(t, ni.Status.WebhookPath, map[string]string{"workspace_id": f.ws.ID, "page_id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "link": "https://arxiv.org/abs/2301.12345"})
-	if a.status != http.StatusAccepted {
-		t.Fatalf("answer %d %v, want 202", a.status, a.body)
-	}
+	db := notionEmu.AddDatabase(f.ws.ID, f.page, "ArXiv Papers", map[string]sandbox.NotionProperty{"Title": {Type: "title"}, "Link": {Type: "url"}})
+	auto := notionEmu.AddAutomation(sandbox.NotionAutomation{DatabaseID: db, URL: hookURL + ni.Status.WebhookPath, Trigger: "property_edited", Properties: []string{"Link"}})
+	page := notionEmu.AddRow(db, nil)
+	edit1(t, page, "Link", "https://arxiv.org/abs/2301.12345")
 	eventually(t, "the sync waiting", func() bool {
-		c := f.syncOf(t, a.body["paper_sync"].(string)).Status.Conditions
+		syncs := syncsOf(t, f.ns, page)
+		if len(syncs) != 1 {
+			return false
+		}
+		c := syncs[0].Status.Conditions
 		return len(c) > 0 && strings.Contains(c[0].Message+c[len(c)-1].Message, "not Ready")
 	})
+	if err := notionEmu.WaitWebhooksIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ds := notionEmu.AutomationDeliveries(auto)
+	if notionEmu.AutomationPaused(auto) || len(ds) != 1 || ds[0].Status != http.StatusOK {
+		t.Fatalf("paused %v, deliveries %+v: want one answered 200, never paused", notionEmu.AutomationPaused(auto), ds)
+	}
 }
 
 func edit1(t *testing.T, page, property string, value any) {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,8 +56,14 @@ func (b *batchRun) resolve(ctx context.Context, members []*v1alpha1.PaperSync) [
 			keep = append(keep, ps)
 			continue
 		}
-		if throttled || runner.Stopping(ctx) || b.r.Pacer.Wait(ctx, string(b.ni.UID)) != nil {
+		if throttled || runner.Stopping(ctx) {
 			continue // the next try reads it
+		}
+		if ok, wait := b.r.Pacer.Take(string(b.ni.UID)); !ok {
+			// Past Notion's pace: the next batch reads it, when the pace
+			// allows, without an attempt counted.
+			b.later(wait)
+			continue
 		}
 		page, err := b.r.Notion.ReadPage(ctx, b.token, ps.Spec.PageID, papers.LinkProperty(b.ni))
 		switch {
@@ -137,6 +144,14 @@ func linkChanged(ev *v1alpha1.NotionPageEvent, linkID string) bool {
 		d, _ := url.PathUnescape(id)
 		return id == linkID || d == plain
 	})
+}
+
+// later asks for the members left pending to be tried again in d, or
+// sooner if another asked.
+func (b *batchRun) later(d time.Duration) {
+	if b.retryIn == 0 || d < b.retryIn {
+		b.retryIn = d
+	}
 }
 
 // skip finishes an event's sync whose page needs nothing: Succeeded and

@@ -177,3 +177,35 @@ func TestAnEventsSyncAndAnAutomationsForOneEditFillThePageOnce(t *testing.T) {
 		t.Fatalf("the Automation's sync is %s after %d page writes, want Succeeded after one", ps.Status.Phase, len(f.notion.pages))
 	}
 }
+
+// Page reads keep to Notion's pace without a worker waiting for it: a
+// batch of five events' syncs reads three pages (the pacer's burst) and
+// leaves the other two pending, with a requeue for when the pace allows.
+func TestEventsSyncsReadPagesAtNotionsPaceWithoutWaiting(t *testing.T) {
+	evs := make([]v1alpha1.NotionPageEvent, 5)
+	for i := range evs {
+		evs[i] = v1alpha1.NotionPageEvent{ID: "e" + string(rune('0'+i)), Type: "page.created"}
+	}
+	f, _ := eventFixture(t, evs...)
+	f.r.Pacer = &notion.Pacer{Limit: 1, Burst: 3} // a second a read after the burst
+	f.notion.read = func(string) (notion.Page, error) { return notion.Page{DatabaseID: evDB, LinkPropertyID: evLink}, nil }
+	f.reconcile(t, 0)
+	var pending []int
+	for i := range evs {
+		if f.sync(t, i).Status.CompletedAt == nil {
+			pending = append(pending, i)
+		}
+	}
+	if f.notion.reads != 3 || len(pending) != 2 {
+		t.Fatalf("%d reads, %d pending: want 3 and 2", f.notion.reads, len(pending))
+	}
+	// A pending one reconciled at once finds the pace spent: no read, and
+	// a requeue for when it allows, within the second.
+	out := f.reconcile(t, pending[0])
+	if f.notion.reads != 3 || out.After() <= 0 || out.After() > time.Second {
+		t.Fatalf("%d reads, requeue after %s: want no more, and within a second", f.notion.reads, out.After())
+	}
+	if ps := f.sync(t, pending[0]); ps.Status.Attempts != 0 || ps.Status.Phase == v1alpha1.SyncFailed {
+		t.Fatalf("a sync left for the pace: %+v", ps.Status)
+	}
+}
