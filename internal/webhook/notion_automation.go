@@ -79,16 +79,15 @@ type automationBody struct {
 // body that names no page in either shape: that is not a request Notion
 // or a configured sender makes.
 func parseAutomation(r *http.Request, linkProperty string) (automationEvent, *Error) {
-	var raw json.RawMessage
-	if e := DecodeJSON(r, &raw); e != nil {
+	raw, e := readBody(r)
+	if e != nil {
 		return automationEvent{}, e
 	}
 	var b automationBody
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return automationEvent{}, Errorf(http.StatusBadRequest, "request body is not a JSON object").WithCause(err)
 	}
-	sum := sha256.Sum256(raw)
-	ev := automationEvent{eventID: "body-" + hex.EncodeToString(sum[:12])}
+	var ev automationEvent
 	switch {
 	case b.Data != nil && b.Data.Object == "page":
 		ev.native = true
@@ -109,12 +108,22 @@ func parseAutomation(r *http.Request, linkProperty string) (automationEvent, *Er
 			ev.link, ev.linkSent = strings.TrimSpace(*b.Link), true
 		}
 	}
+	if ev.eventID == "" {
+		ev.eventID = bodyDigest(raw)
+	}
 	if ev.pageID == "" {
 		return automationEvent{}, Errorf(http.StatusBadRequest,
 			"the body names no Notion page: send Notion's \"Send webhook\" content, or {\"workspace_id\", \"page_id\", \"link\"}").
 			WithDetails(map[string]any{"field": "page_id"})
 	}
 	return ev, nil
+}
+
+// bodyDigest names an event its sender gave no id: retries of one body
+// are one event.
+func bodyDigest(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return "body-" + hex.EncodeToString(sum[:12])
 }
 
 // propertyValue is a page property value as the Notion API shapes it
