@@ -129,6 +129,14 @@ func (n *Notion) Subscribe(s NotionSubscription) string {
 	return sub.id
 }
 
+// Unsubscribe deletes a subscription, as a person deleting it in the
+// integration's Webhooks tab: nothing more is queued for it.
+func (n *Notion) Unsubscribe(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.hooks.subs, id)
+}
+
 // ResendVerificationToken is the person clicking "Resend token" ("If you
 // did not receive a verification_token, you can click Resend token",
 // webhooks, Step 2).

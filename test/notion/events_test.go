@@ -268,16 +268,15 @@ func TestConnectionWebhooksFillPagesWithNoAutomation(t *testing.T) {
 
 	fl := newFlaky(t)
 	sub := notionEmu.Subscribe(sandbox.NotionSubscription{ClientID: "events-client", URL: fl.srv.URL + ni.Status.EventsPath})
-	var token string
-	eventually(t, "the verification token kept in the webhook's namespace", func() bool {
-		var sec corev1.Secret
-		err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: papers.VerificationSecretName(ni.Status.EventsPath)}, &sec)
-		token = string(sec.Data[papers.VerificationTokenKey])
-		return err == nil && token != ""
-	})
-	// Notion records its request as answered once the answer is back,
-	// which may be a moment after the Secret was written.
+	t.Cleanup(func() { notionEmu.Unsubscribe(sub) })
+	// Notion records its request as answered once the answer is back: the
+	// webhook kept the token before it answered.
 	eventually(t, "Notion to see its verification request answered", func() bool { return notionEmu.SentVerificationToken(sub) != "" })
+	var sec corev1.Secret
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: papers.VerificationSecretName(ni.Status.EventsPath)}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	token := string(sec.Data[papers.VerificationTokenKey])
 	if token != notionEmu.SentVerificationToken(sub) {
 		t.Fatal("the kept token is not the one Notion sent")
 	}
