@@ -56,6 +56,8 @@ type Batch[C runner.Object, P client.Object] struct {
 	b     *Batcher[C, P]
 	saved map[types.UID]*written[C] // each member as the API server holds it
 	later []wakeUp[C]
+	// created are the children the batch created (Created).
+	created []types.NamespacedName
 }
 
 type wakeUp[C any] struct {
@@ -82,7 +84,17 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	if !st.mu.TryLock() {
 		return runner.Wait(BatchBusy)
 	}
-	defer st.mu.Unlock()
+	var bt *Batch[C, P]
+	defer func() {
+		st.mu.Unlock()
+		if bt != nil {
+			// Children the batch created wait for no BatchBusy: they are
+			// woken once the lock they would have met is free.
+			for _, key := range bt.created {
+				b.wakes.Wake(key, 0)
+			}
+		}
+	}()
 	if runner.Stopping(ctx) {
 		// No batch starts while the manager stops: the next leader takes
 		// these children as they are.
@@ -102,7 +114,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	if err != nil {
 		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
 	}
-	bt := b.newBatch(parent, key, tok, members, run, b.serverCopy(obj, run))
+	bt = b.newBatch(parent, key, tok, members, run, b.serverCopy(obj, run))
 	out = b.Work(ctx, bt)
 	if b.Pace > 0 {
 		st.next = run.Now.Add(max(b.Pace, bt.RetryIn))
@@ -156,6 +168,13 @@ func (b *Batcher[C, P]) pending(ctx context.Context, obj C, now time.Time) ([]C,
 		others = others[:n]
 	}
 	return append([]C{obj}, others...), nil
+}
+
+// Created says the batch created the child key (a PaperSync an event's
+// sync handed its page to): it is woken as soon as the batch lets go of
+// the parent's lock, rather than meet it held and wait BatchBusy.
+func (bt *Batch[C, P]) Created(key types.NamespacedName) {
+	bt.created = append(bt.created, key)
 }
 
 // Later wakes m after d (the reconciled child comes back by its own

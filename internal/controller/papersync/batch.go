@@ -79,7 +79,7 @@ func (r *Reconciler) recheckDelay(attempts int32) time.Duration {
 // work syncs the batch's members (obj first) with one arXiv request,
 // setting each one's status in memory; the batcher writes them.
 func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
-	w := &batchRun{r: r, now: b.Now, token: b.Token.AccessToken, obj: b.Obj, ni: b.Parent}
+	w := &batchRun{r: r, now: b.Now, token: b.Token.AccessToken, obj: b.Obj, ni: b.Parent, batch: b}
 	w.sync(ctx, b.Members)
 	b.Tally = children.Tally{Done: int64(w.synced), Failed: int64(w.failed)}
 	if w.retryIn > 0 {
@@ -104,6 +104,7 @@ type batchRun struct {
 	token          string
 	obj            *v1alpha1.PaperSync
 	ni             *v1alpha1.NotionIntegration
+	batch          *batch
 	synced, failed int
 	// retryIn is when the members left pending should be tried again.
 	retryIn time.Duration

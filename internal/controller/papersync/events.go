@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxivid"
@@ -118,7 +119,10 @@ func (b *batchRun) decide(ps *v1alpha1.PaperSync, page notion.Page) (string, boo
 // retention) and finishes the event's sync as Succeeded, naming it.
 func (b *batchRun) handOver(ctx context.Context, ps *v1alpha1.PaperSync, link, arxivID string) {
 	next := papers.NewSync(b.ni, notionid.Normalize(ps.Spec.PageID), link, arxivID)
-	if err := b.r.Create(ctx, next); err != nil && !apierrors.IsAlreadyExists(err) {
+	switch err := b.r.Create(ctx, next); {
+	case err == nil:
+		b.batch.Created(client.ObjectKeyFromObject(next))
+	case !apierrors.IsAlreadyExists(err):
 		b.attemptFailed(ctx, ps, "HandOverFailed", fmt.Errorf("create PaperSync %s: %w", next.Name, err))
 		return
 	}
