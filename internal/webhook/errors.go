@@ -185,21 +185,35 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // DecodeJSON reads a JSON request body into v. A body over the server's
 // limit is 413, anything unparsable 400, a non-JSON content type 415.
 func DecodeJSON(r *http.Request, v any) *Error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
-		return Errorf(http.StatusUnsupportedMediaType, "request body must be application/json, not %s", ct)
+	if e := requireJSON(r); e != nil {
+		return e
 	}
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return tooLargeError(tooLarge.Limit)
-		}
-		return Errorf(http.StatusBadRequest, "request body is not valid JSON").WithCause(err)
+		return bodyError(err, "request body is not valid JSON")
 	}
 	if dec.More() {
 		return Errorf(http.StatusBadRequest, "request body must hold a single JSON value")
 	}
 	return nil
+}
+
+// requireJSON refuses a body declared as anything but JSON (415).
+func requireJSON(r *http.Request) *Error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		return Errorf(http.StatusUnsupportedMediaType, "request body must be application/json, not %s", ct)
+	}
+	return nil
+}
+
+// bodyError is a failed read of a request body: over the server's limit
+// 413, anything else 400 with message.
+func bodyError(err error, message string) *Error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return tooLargeError(tooLarge.Limit)
+	}
+	return Errorf(http.StatusBadRequest, "%s", message).WithCause(err)
 }
 
 func isJSON(contentType string) bool {

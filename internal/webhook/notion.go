@@ -31,7 +31,6 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/papers"
@@ -153,7 +152,7 @@ func automation(d Deps) HandlerFunc {
 		switch {
 		case ev.workspaceID != "" && ni.Status.WorkspaceID != "" && ev.workspaceID != ni.Status.WorkspaceID:
 			return reply.ignored(reasonOtherWorkspace, "the body's workspace_id is not this integration's workspace")
-		case ev.databaseID != "" && ni.Status.DatabaseID != "" && ev.databaseID != notionid.Normalize(ni.Status.DatabaseID):
+		case otherDatabase(ni, ev.databaseID):
 			return reply.ignored(reasonOtherDatabase, "the page is not in this integration's database")
 		case !ev.linkSent:
 			// The person did not tick the Link property under the action's

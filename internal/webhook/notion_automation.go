@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
@@ -157,18 +158,12 @@ func propertyText(raw json.RawMessage) string {
 	if v.Type == "title" {
 		items = v.Title
 	}
-	var b strings.Builder
-	for _, it := range items {
-		b.WriteString(it.PlainText)
-	}
-	text := strings.TrimSpace(b.String())
-	if strings.Contains(text, "arxiv.org/") {
-		return text
-	}
-	for _, it := range items {
-		if it.Href != nil && strings.Contains(*it.Href, "arxiv.org/") {
-			return strings.TrimSpace(*it.Href)
+	plain, hrefs := make([]string, len(items)), make([]string, 0, len(items))
+	for i, it := range items {
+		plain[i] = it.PlainText
+		if it.Href != nil {
+			hrefs = append(hrefs, *it.Href)
 		}
 	}
-	return text
+	return arxivid.LinkInText(plain, hrefs)
 }

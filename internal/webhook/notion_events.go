@@ -21,7 +21,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -125,16 +124,12 @@ func connectionEvents(d Deps) HandlerFunc {
 
 // readBody reads the raw body, which the signature covers byte for byte.
 func readBody(r *http.Request) ([]byte, *Error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
-		return nil, Errorf(http.StatusUnsupportedMediaType, "request body must be application/json, not %s", ct)
+	if e := requireJSON(r); e != nil {
+		return nil, e
 	}
 	raw, err := io.ReadAll(r.Body)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, tooLargeError(tooLarge.Limit)
-	case err != nil:
-		return nil, Errorf(http.StatusBadRequest, "could not read the request body").WithCause(err)
+	if err != nil {
+		return nil, bodyError(err, "could not read the request body")
 	}
 	return raw, nil
 }
@@ -251,8 +246,7 @@ func eventSkip(ni *v1alpha1.NotionIntegration, ev notionEvent) string {
 			return reasonOwnWrite
 		}
 	}
-	p := ev.Data.Parent
-	if p.Type == "database" && ni.Status.DatabaseID != "" && notionid.Normalize(p.ID) != notionid.Normalize(ni.Status.DatabaseID) {
+	if p := ev.Data.Parent; p.Type == "database" && otherDatabase(ni, p.ID) {
 		return reasonOtherDatabase
 	}
 	return ""
@@ -272,10 +266,9 @@ func capped(ids []string) []string {
 	return out
 }
 
-// eventIgnored answers a signed event the route acts on with nothing.
+// eventIgnored answers a signed event the route acts on with nothing,
+// logged at V(1) as the Automation route's are.
 func (d Deps) eventIgnored(w http.ResponseWriter, r *http.Request, pageID, reason, message string) error {
-	d.countNotion(routeEvents, "ignored", reason)
 	logr.FromContextOrDiscard(r.Context()).V(1).Info("Notion event ignored", "route", routeEvents, "reason", reason, "page", pageID)
-	WriteJSON(w, http.StatusOK, map[string]any{"success": true, "status": "ignored", "reason": reason, "message": message, "page_id": pageID})
-	return nil
+	return d.answerIgnored(w, routeEvents, pageID, reason, message)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
 // Why a Notion route did nothing with an event it understood: the
@@ -66,13 +67,26 @@ type notionReply struct {
 // ignored answers 200 with the reason, counts it and logs it (at V(1):
 // a fresh page with an empty Link is ordinary).
 func (p notionReply) ignored(reason, message string) error {
-	p.d.countNotion(p.route, "ignored", reason)
 	logr.FromContextOrDiscard(p.r.Context()).V(1).Info("Notion event ignored", "route", p.route,
 		"reason", reason, "message", message, "integration", client.ObjectKeyFromObject(p.ni), "page", p.pageID)
-	WriteJSON(p.w, http.StatusOK, map[string]any{
-		"success": true, "status": "ignored", "reason": reason, "message": message, "page_id": p.pageID,
+	return p.d.answerIgnored(p.w, p.route, p.pageID, reason, message)
+}
+
+// answerIgnored counts an event a Notion route understood and did nothing
+// with, and answers it 200 with the reason: the one shape of both routes'
+// "ignored" answers.
+func (d Deps) answerIgnored(w http.ResponseWriter, route, pageID, reason, message string) error {
+	d.countNotion(route, "ignored", reason)
+	WriteJSON(w, http.StatusOK, map[string]any{
+		"success": true, "status": "ignored", "reason": reason, "message": message, "page_id": pageID,
 	})
 	return nil
+}
+
+// otherDatabase reports that id names a database other than the
+// integration's (false while the integration has found none).
+func otherDatabase(ni *v1alpha1.NotionIntegration, id string) bool {
+	return id != "" && ni.Status.DatabaseID != "" && notionid.Normalize(id) != notionid.Normalize(ni.Status.DatabaseID)
 }
 
 // warn records a Warning Event on the integration, for a person: what the
@@ -119,12 +133,8 @@ func (p notionReply) storeFailed(err error) error {
 	if p.route == routeEvents {
 		return Unavailable(DefaultRetryAfter, "could not record the event; retry").WithCause(err)
 	}
-	p.d.countNotion(p.route, "ignored", reasonNotStored)
 	logr.FromContextOrDiscard(p.r.Context()).Error(err, "Notion Automation event not stored; the backfill will fill the page",
 		"integration", client.ObjectKeyFromObject(p.ni), "page", p.pageID)
-	WriteJSON(p.w, http.StatusOK, map[string]any{
-		"success": true, "status": "ignored", "reason": reasonNotStored, "page_id": p.pageID,
-		"message": "the event could not be stored now; the integration's backfill fills the page within its backfillInterval",
-	})
-	return nil
+	return p.d.answerIgnored(p.w, p.route, p.pageID, reasonNotStored,
+		"the event could not be stored now; the integration's backfill fills the page within its backfillInterval")
 }
