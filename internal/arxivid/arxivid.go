@@ -105,3 +105,21 @@ func ParseLink(link string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: %q is not an arXiv identifier (2301.12345 or hep-th/9901001)", ErrNotArxiv, rest)
 }
+
+// LinkInText is the link a Notion text property holds, given its items'
+// plain text and hrefs in order: the text, or, when the text is not an
+// arXiv link (a pasted link Notion shows as a titled mention), the first
+// arXiv href. The webhook reads an Automation's envelope and the Notion
+// client a page by the same rule.
+func LinkInText(plain []string, hrefs []string) string {
+	text := strings.TrimSpace(strings.Join(plain, ""))
+	if strings.Contains(text, "arxiv.org/") {
+		return text
+	}
+	for _, h := range hrefs {
+		if strings.Contains(h, "arxiv.org/") {
+			return strings.TrimSpace(h)
+		}
+	}
+	return text
+}

@@ -106,3 +106,20 @@ func TestCanonicalID(t *testing.T) {
 		}
 	}
 }
+
+// A text property's link: its text, or a mention's arXiv href.
+func TestLinkInText(t *testing.T) {
+	for _, c := range []struct {
+		plain, hrefs []string
+		want         string
+	}{
+		{[]string{" https://arxiv.org/", "abs/2301.12345 "}, nil, "https://arxiv.org/abs/2301.12345"},
+		{[]string{"Attention"}, []string{"", "https://arxiv.org/abs/1706.03762"}, "https://arxiv.org/abs/1706.03762"},
+		{[]string{"a note"}, []string{"https://example.com"}, "a note"},
+		{nil, nil, ""},
+	} {
+		if got := arxivid.LinkInText(c.plain, c.hrefs); got != c.want {
+			t.Errorf("LinkInText(%q, %q) = %q, want %q", c.plain, c.hrefs, got, c.want)
+		}
+	}
+}

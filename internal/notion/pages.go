@@ -25,6 +25,7 @@ import (
 	"github.com/jomei/notionapi"
 	"golang.org/x/time/rate"
 
+	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
@@ -73,20 +74,13 @@ func (c *Client) ReadPage(ctx context.Context, token, pageID, linkProperty strin
 	return out, nil
 }
 
-// textLink is the link a text property holds: its text, or, when the
-// text is not an arXiv link (a pasted link Notion shows as a titled
-// mention), the first arXiv href among its items.
+// textLink is the link a text property holds (arxivid.LinkInText).
 func textLink(items []notionapi.RichText) string {
-	text := strings.TrimSpace(plain(items))
-	if strings.Contains(text, "arxiv.org/") {
-		return text
+	plain, hrefs := make([]string, len(items)), make([]string, len(items))
+	for i, it := range items {
+		plain[i], hrefs[i] = it.PlainText, it.Href
 	}
-	for _, it := range items {
-		if strings.Contains(it.Href, "arxiv.org/") {
-			return strings.TrimSpace(it.Href)
-		}
-	}
-	return text
+	return arxivid.LinkInText(plain, hrefs)
 }
 
 // RequestsPerSecond is Notion's rate limit for one integration: "an
