@@ -19,6 +19,7 @@ package papersync
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -165,13 +166,19 @@ func (b *batchRun) update(ctx context.Context, ps *v1alpha1.PaperSync, paper arx
 		Title: paper.Title, Summary: paper.Summary, Authors: paper.Authors, Year: paper.Year(), Link: ps.Spec.Link,
 	})
 	if err != nil {
-		e, ok := outbound.Classify(err)
 		b.attemptFailed(ctx, ps, "PageUpdateFailed", fmt.Errorf("update page %s: %w", ps.Spec.PageID, err))
-		return ok && e.Status == 429
+		return throttledBy(err)
 	}
 	ps.Status.Attempts++
 	b.succeed(ps, paper)
 	return false
+}
+
+// throttledBy reports Notion's 429: the rest of the batch's Notion calls
+// wait for the next try.
+func throttledBy(err error) bool {
+	e, ok := outbound.Classify(err)
+	return ok && e.Status == http.StatusTooManyRequests
 }
 
 // attemptFailed counts an attempt: a transient error is retried on the
@@ -196,9 +203,7 @@ func (b *batchRun) attemptFailed(ctx context.Context, ps *v1alpha1.PaperSync, ev
 	delay := b.r.Retries.After(n, err)
 	ps.Status.Phase, ps.Status.LastError = v1alpha1.SyncPending, err.Error()
 	status.MarkRetrying(ps, v1alpha1.UpstreamUnavailableReason, err.Error())
-	if b.retryIn == 0 || delay < b.retryIn {
-		b.retryIn = delay
-	}
+	b.later(delay)
 	if ps == b.obj {
 		b.objErr = err
 	}

@@ -32,7 +32,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/notionid"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -71,8 +70,7 @@ func (b *batchRun) resolve(ctx context.Context, members []*v1alpha1.PaperSync) [
 		case notion.IsNotFound(err):
 			b.skip(ps, "the page was not found, or is no longer shared with the integration")
 		case err != nil:
-			e, ok := outbound.Classify(err)
-			throttled = ok && e.Status == 429
+			throttled = throttledBy(err)
 			b.attemptFailed(ctx, ps, "PageReadFailed", fmt.Errorf("read page %s: %w", ps.Spec.PageID, err))
 		default:
 			if id, ok := b.decide(ps, page); ok {
