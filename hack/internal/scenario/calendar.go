@@ -18,7 +18,6 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -268,12 +267,7 @@ func (d *Demo) renewal(ctx context.Context, sandboxURL string) error {
 	var open []struct {
 		ID string `json:"id"`
 	}
-	resp, err := http.Get(sandboxURL + "/_sandbox/calendar/calendars/primary/channels")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&open); err != nil {
+	if err := getJSON(sandboxURL+"/_sandbox/calendar/calendars/primary/channels", &open); err != nil {
 		return fmt.Errorf("sandbox channels: %w", err)
 	}
 	ids := make([]string, 0, len(open))

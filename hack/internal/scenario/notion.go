@@ -248,19 +248,6 @@ func waitFilled(ctx context.Context, sandboxURL, page string) error {
 	return nil
 }
 
-// getJSON decodes a 2xx answer to GET u into out.
-func getJSON(u string, out any) error {
-	resp, err := http.Get(u)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
-
 // AddPage adds a page with link (none when "") to a database of the
 // sandbox's Notion, as a person would, and returns its id.
 func AddPage(sandboxURL, databaseID, link string) (string, error) {

@@ -201,3 +201,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// getJSON decodes a 2xx answer to GET u into out.
+func getJSON(u string, out any) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}

@@ -88,13 +88,8 @@ func Session(id, title string, at time.Time, d time.Duration, project string, ta
 // SheetRows reads the rows of the walk's tab from the sandbox, the
 // header first; each row's first cell is its session's id.
 func SheetRows(sandboxURL string) ([][]string, error) {
-	resp, err := http.Get(sandboxURL + "/_sandbox/sheets/spreadsheets/" + demoSpreadsheet + "/sheets/" + url.PathEscape(sheetTab) + "/rows")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var rows [][]string
-	if err := json.NewDecoder(resp.Body).Decode(&rows); err != nil {
+	if err := getJSON(sandboxURL+"/_sandbox/sheets/spreadsheets/"+demoSpreadsheet+"/sheets/"+url.PathEscape(sheetTab)+"/rows", &rows); err != nil {
 		return nil, fmt.Errorf("sandbox rows: %w", err)
 	}
 	return rows, nil
