@@ -236,6 +236,46 @@ func TestTheEventsRouteVerifiesEverySignature(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// The success page's next steps are Notion's real ones: nothing to set up
+// once the public integration's connection webhook has its token; else
+// the database automation's "Send webhook" in Notion's words, with no
+// method or body to write.
+func TestTheSuccessPageGivesStepsNotionsUIAllows(t *testing.T) {
+	for _, token := range []string{"", rtToken} {
+		f := newNotionRoutes(t, false, token)
+		var ni v1alpha1.NotionIntegration
+		if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "lab", Name: "research"}, &ni); err != nil {
+			t.Fatal(err)
+		}
+		var page strings.Builder
+		d := Deps{Client: f.c, StateNamespace: "switchboard", PublicURL: "https://hooks.example"}
+		if err := notionSuccess(&page, d, &oauth.Resource{Object: &ni}, map[string]string{"workspace_name": "Lab"}); err != nil {
+			t.Fatal(err)
+		}
+		body := page.String()
+		switch {
+		case strings.Contains(body, "Send HTTP request") || strings.Contains(body, "Method"):
+			t.Fatalf("the page asks for what Notion's UI does not have:\n%s", body)
+		case token != "" && (!strings.Contains(body, "nothing to set up") || strings.Contains(body, "Send webhook")):
+			t.Fatalf("with the connection webhook verified:\n%s", body)
+		case token == "" && (!strings.Contains(body, "Send webhook") || !strings.Contains(body, "https://hooks.example"+ni.Status.WebhookPath)):
+			t.Fatalf("without the connection webhook:\n%s", body)
+		}
+	}
+}
+
+// A retried event is one PaperSync; the verification request's token is
+// kept, in one Secret, and replaced by the next; an unknown path keeps
+// nothing.
+func TestTheEventsRouteKeepsOneTokenAndOneSyncPerEvent(t *testing.T) {
+	good := event("page.properties_updated", "person-1", rtDatabase)
 	t.Run("a retry of an event is the same PaperSync", func(t *testing.T) {
 		f := newNotionRoutes(t, false, rtToken)
 		retry := strings.Replace(good, `"attempt_number":1`, `"attempt_number":2`, 1)
@@ -280,37 +320,4 @@ func TestTheEventsRouteVerifiesEverySignature(t *testing.T) {
 			t.Fatalf("%d Secrets (%v)", len(list.Items), err)
 		}
 	})
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// The success page's next steps are Notion's real ones: nothing to set up
-// once the public integration's connection webhook has its token; else
-// the database automation's "Send webhook" in Notion's words, with no
-// method or body to write.
-func TestTheSuccessPageGivesStepsNotionsUIAllows(t *testing.T) {
-	for _, token := range []string{"", rtToken} {
-		f := newNotionRoutes(t, false, token)
-		var ni v1alpha1.NotionIntegration
-		if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "lab", Name: "research"}, &ni); err != nil {
-			t.Fatal(err)
-		}
-		var page strings.Builder
-		d := Deps{Client: f.c, StateNamespace: "switchboard", PublicURL: "https://hooks.example"}
-		if err := notionSuccess(&page, d, &oauth.Resource{Object: &ni}, map[string]string{"workspace_name": "Lab"}); err != nil {
-			t.Fatal(err)
-		}
-		body := page.String()
-		switch {
-		case strings.Contains(body, "Send HTTP request") || strings.Contains(body, "Method"):
-			t.Fatalf("the page asks for what Notion's UI does not have:\n%s", body)
-		case token != "" && (!strings.Contains(body, "nothing to set up") || strings.Contains(body, "Send webhook")):
-			t.Fatalf("with the connection webhook verified:\n%s", body)
-		case token == "" && (!strings.Contains(body, "Send webhook") || !strings.Contains(body, "https://hooks.example"+ni.Status.WebhookPath)):
-			t.Fatalf("without the connection webhook:\n%s", body)
-		}
-	}
 }

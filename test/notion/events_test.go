@@ -266,23 +266,7 @@ func TestConnectionWebhooksFillPagesWithNoAutomation(t *testing.T) {
 	// then a 401, not a 404.
 	eventually(t, "the events path served", func() bool { return post(t, ni.Status.EventsPath, `{"id":"x"}`).status == http.StatusUnauthorized })
 
-	fl := newFlaky(t)
-	sub := notionEmu.Subscribe(sandbox.NotionSubscription{ClientID: "events-client", URL: fl.srv.URL + ni.Status.EventsPath})
-	t.Cleanup(func() { notionEmu.Unsubscribe(sub) })
-	// Notion records its request as answered once the answer is back: the
-	// webhook kept the token before it answered.
-	eventually(t, "Notion to see its verification request answered", func() bool { return notionEmu.SentVerificationToken(sub) != "" })
-	var sec corev1.Secret
-	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: papers.VerificationSecretName(ni.Status.EventsPath)}, &sec); err != nil {
-		t.Fatal(err)
-	}
-	token := string(sec.Data[papers.VerificationTokenKey])
-	if token != notionEmu.SentVerificationToken(sub) {
-		t.Fatal("the kept token is not the one Notion sent")
-	}
-	if err := notionEmu.VerifySubscription(sub, token); err != nil {
-		t.Fatal(err)
-	}
+	fl, sub := subscribeVerified(t, ni)
 	db := ni.Status.DatabaseID
 
 	// A fresh page, then its Link pasted; a link that is not arXiv; a page
@@ -312,22 +296,7 @@ func TestConnectionWebhooksFillPagesWithNoAutomation(t *testing.T) {
 
 	// Forged events: nothing created.
 	forged := notionEmu.AddRow(otherDB, nil)
-	body := `{"id":"forged-1","type":"page.created","workspace_id":"` + f.ws.ID + `","entity":{"id":"` + forged + `","type":"page"},"data":{"parent":{"id":"` + db + `","type":"database"}}}`
-	for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32)} {
-		req, _ := http.NewRequest(http.MethodPost, hookURL+ni.Status.EventsPath, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if sig != "" {
-			req.Header.Set("X-Notion-Signature", sig)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("a forged event signed %q answered %d", sig, resp.StatusCode)
-		}
-	}
+	refuseForged(t, ni, forged)
 
 	idle(t, f.ns)
 	for page, want := range map[string]int{fresh: 1, wrong: 0, elsewhere: 0, retried: 1, burst: 1, forged: 0} {
@@ -370,5 +339,52 @@ func checkDeliveries(t *testing.T, ds []sandbox.NotionDelivery, retried, burst s
 	if retries == 0 || len(burstEvents) > 3 || own == 0 {
 		t.Errorf("%d retries of the retried page's event, %d update events for the burst's 4 changes, %d own writes ignored; want some, at most 3, some",
 			retries, len(burstEvents), own)
+	}
+}
+
+// subscribeVerified subscribes the events client's integration to ni's
+// events path, through a flaky proxy, and verifies the subscription with
+// the token the webhook kept, as a platform engineer would.
+func subscribeVerified(t *testing.T, ni *v1alpha1.NotionIntegration) (*flaky, string) {
+	t.Helper()
+	fl := newFlaky(t)
+	sub := notionEmu.Subscribe(sandbox.NotionSubscription{ClientID: "events-client", URL: fl.srv.URL + ni.Status.EventsPath})
+	t.Cleanup(func() { notionEmu.Unsubscribe(sub) })
+	// Notion records its request as answered once the answer is back: the
+	// webhook kept the token before it answered.
+	eventually(t, "Notion to see its verification request answered", func() bool { return notionEmu.SentVerificationToken(sub) != "" })
+	var sec corev1.Secret
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: papers.VerificationSecretName(ni.Status.EventsPath)}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	token := string(sec.Data[papers.VerificationTokenKey])
+	if token != notionEmu.SentVerificationToken(sub) {
+		t.Fatal("the kept token is not the one Notion sent")
+	}
+	if err := notionEmu.VerifySubscription(sub, token); err != nil {
+		t.Fatal(err)
+	}
+	return fl, sub
+}
+
+// refuseForged posts a page.created event for page without a signature and
+// with two wrong ones: each is refused with 401.
+func refuseForged(t *testing.T, ni *v1alpha1.NotionIntegration, page string) {
+	t.Helper()
+	body := `{"id":"forged-1","type":"page.created","workspace_id":"` + ni.Status.WorkspaceID + `","entity":{"id":"` + page + `","type":"page"},"data":{"parent":{"id":"` + ni.Status.DatabaseID + `","type":"database"}}}`
+	for _, sig := range []string{"", "sha256=00", "sha256=" + strings.Repeat("ab", 32)} {
+		req, _ := http.NewRequest(http.MethodPost, hookURL+ni.Status.EventsPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if sig != "" {
+			req.Header.Set("X-Notion-Signature", sig)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a forged event signed %q answered %d", sig, resp.StatusCode)
+		}
 	}
 }

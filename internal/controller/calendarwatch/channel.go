@@ -323,44 +323,6 @@ func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWa
 	return runner.Continue()
 }
 
-// untilChannelAttempt is how long until the channel attempt status
-// promises (status.nextChannelAttemptAt), when one is. It is stretched by
-// the runner's jitter (±outbound.DefaultJitter on a recheck or on the
-// backup timer), so that the reconcile comes no earlier than promised and
-// makes the attempt, rather than coming early, finding the attempt not
-// due, and failing the same way again.
-func (r *Reconciler) untilChannelAttempt(obj *v1alpha1.CalendarWatch) (time.Duration, bool) {
-	at := obj.Status.NextChannelAttemptAt
-	if at == nil || r.PublicURL == "" || obj.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
-		return 0, false
-	}
-	until := time.Duration(float64(at.Sub(r.Clock.Now())) / (1 - outbound.DefaultJitter))
-	return max(until, minChannelWait), true
-}
-
-// minChannelWait is the least wait for a channel attempt already due.
-const minChannelWait = 100 * time.Millisecond
-
-// keepChannelPromise wraps a phase that runs after the channel's: when it
-// stalls the watch (a sink a person must fix, looked at again every
-// backupSyncInterval), the channel attempt status promises still happens
-// when promised, 1 s doubling to an hour, not a backup interval later.
-// (A transient failure is the runner's 1, 2, 4, 8, 16 s, then the backup
-// timer, which Exhausted shortens the same way.) A refused grant is left
-// alone: no channel can be opened without one.
-func (r *Reconciler) keepChannelPromise(phase runner.Phase[*v1alpha1.CalendarWatch]) runner.Phase[*v1alpha1.CalendarWatch] {
-	return func(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
-		out := phase(ctx, obj, run)
-		if !out.IsStall() || out.Reason() == v1alpha1.ReauthRequiredReason {
-			return out
-		}
-		if d, ok := r.untilChannelAttempt(obj); ok && (out.After() == 0 || d < out.After()) {
-			return out.RecheckAfter(d)
-		}
-		return out
-	}
-}
-
 // stopPrevious stops the channel a renewal replaced and reports whether it
 // is gone from status; a failure leaves it there (still accepted) and is
 // tried again on the next reconcile. One past its expiration is simply

@@ -23,7 +23,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -829,67 +828,5 @@ func TestAReconcileOnACopyOlderThanTheSyncedNotificationSyncsNoMore(t *testing.T
 	f.reconcile(t)
 	if got := box.Calls(sandbox.CalendarEventsList) - lists; got != 1 {
 		t.Fatalf("a newer notification listed the calendar %d times, want 1", got)
-	}
-}
-
-// Issue 35 §2: a calendar the account may not read (Google's 404 notFound
-// to events.list and events.watch) stalls the watch, and its channel
-// attempts wait as the stalled sync does, a backup interval, not the
-// channel's one-second backoff: a handful of calls in the ten minutes
-// after the refusal, following every requeue the controller asks for.
-// Sharing the calendar and a requested-at open the channel at once.
-func TestACalendarRefusedForGoodIsNotWatchedAgainAndAgain(t *testing.T) {
-	hidden := "hidden" + strconv.FormatInt(calCount.Add(1), 10) + "@example.com"
-	f := newFixture(t, func(w *v1alpha1.CalendarWatch) { w.Spec.CalendarID = hidden })
-	watches, lists := box.Calls(sandbox.CalendarEventsWatch), box.Calls(sandbox.CalendarEventsList)
-	end := f.clock.Now().Add(10 * time.Minute)
-	for reconciles := 0; f.clock.Now().Before(end); reconciles++ {
-		res := f.reconcile(t)
-		if res.RequeueAfter <= 0 || reconciles > 50 {
-			t.Fatalf("reconcile %d asked for a requeue after %s", reconciles, res.RequeueAfter)
-		}
-		f.clock.Step(res.RequeueAfter)
-	}
-	w := f.watch(t)
-	if c := condition(w, v1alpha1.StalledCondition); c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.UpstreamRejectedReason {
-		t.Fatalf("Stalled %+v", c)
-	}
-	if c := condition(w, v1alpha1.ChannelReadyCondition); c.Reason != v1alpha1.ChannelRefusedReason {
-		t.Fatalf("ChannelReady %+v", c)
-	}
-	if n, l := box.Calls(sandbox.CalendarEventsWatch)-watches, box.Calls(sandbox.CalendarEventsList)-lists; n > 2 || l > 3 {
-		t.Fatalf("%d events.watch and %d events.list calls in the ten minutes after a 404, want a handful", n, l)
-	}
-	calEm.AddCalendar(hidden)
-	before := f.watch(t)
-	metav1.SetMetaDataAnnotation(&before.ObjectMeta, v1alpha1.RequestedAtAnnotation, "shared")
-	if err := env.Client.Update(context.Background(), before); err != nil {
-		t.Fatal(err)
-	}
-	f.reconcile(t)
-	if w := f.watch(t); w.Status.Channel == nil || condition(w, v1alpha1.ChannelReadyCondition).Status != metav1.ConditionTrue {
-		t.Fatalf("the shared calendar's channel not opened at once: %+v", w.Status)
-	}
-}
-
-// Issue 35 §2: a renewal Google refuses while the old channel still works
-// keeps ChannelReady True (pushes still arrive) but says so in its message
-// and in a Warning Event, before the old channel runs out.
-func TestARefusedRenewalIsToldWhileTheOldChannelWorks(t *testing.T) {
-	f := newFixture(t, nil)
-	f.reconcile(t)
-	first := f.watch(t).Status.Channel
-	calEm.RefuseAddress(pushURL, http.StatusBadRequest)
-	defer calEm.RefuseAddress(pushURL, 0)
-	f.clock.SetTime(renewStart(first, 24*time.Hour))
-	f.reconcile(t)
-	w := f.watch(t)
-	c := condition(w, v1alpha1.ChannelReadyCondition)
-	if w.Status.Channel == nil || w.Status.Channel.ID != first.ID || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.RenewalRefusedReason ||
-		!strings.Contains(c.Message, "renewal") || !strings.Contains(c.Message, first.Expiration.UTC().Format(time.RFC3339)) {
-		t.Fatalf("ChannelReady %+v with channel %+v", c, w.Status.Channel)
-	}
-	if got := f.rec.With(v1alpha1.RenewalRefusedReason); len(got) != 1 {
-		t.Fatalf("Events %v, want one RenewalRefused Warning", got)
 	}
 }

@@ -85,16 +85,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 		return runner.Wait(BatchBusy)
 	}
 	var bt *Batch[C, P]
-	defer func() {
-		st.mu.Unlock()
-		if bt != nil {
-			// Children the batch created wait for no BatchBusy: they are
-			// woken once the lock they would have met is free.
-			for _, key := range bt.created {
-				b.wakes.Wake(key, 0)
-			}
-		}
-	}()
+	defer func() { b.release(st, bt) }()
 	if runner.Stopping(ctx) {
 		// No batch starts while the manager stops: the next leader takes
 		// these children as they are.
@@ -130,6 +121,18 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 		return b.untilCollected(obj, b.Retention(parent), run.Now)
 	}
 	return out
+}
+
+// release lets go of a parent's batch lock, then wakes the children the
+// batch created (bt nil: none ran): they wait for no BatchBusy, as they
+// would had they met the lock held.
+func (b *Batcher[C, P]) release(st *parentState, bt *Batch[C, P]) {
+	st.mu.Unlock()
+	if bt != nil {
+		for _, key := range bt.created {
+			b.wakes.Wake(key, 0)
+		}
+	}
 }
 
 func (b *Batcher[C, P]) newBatch(parent P, key types.NamespacedName, tok oauth.Token, members []C, run *runner.Run, server C) *Batch[C, P] {
