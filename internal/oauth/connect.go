@@ -125,7 +125,9 @@ type ConnectLink struct {
 // changed), its token is missing, or it has expired (ConnectTTL after it
 // was minted, as of now): then a new token is minted, and the expired
 // one's hash is kept for StateTTL so that a flow it started just before
-// can finish (ConnectTokenCurrent). One that owner does not control is
+// can finish (ConnectTokenCurrent). One that a restore brought back
+// without owner (ClaimSecret) is taken back with a new token; one that
+// another object controls, or that the operator did not write, is
 // ErrConnectSecretConflict.
 //
 // The link is handed to publish, when given, before the Secret shows it:
@@ -144,8 +146,17 @@ func EnsureConnectSecret(ctx context.Context, c client.Client, owner client.Obje
 	case err != nil:
 		return ConnectLink{}, fmt.Errorf("read connect Secret %s: %w", key, err)
 	}
-	if !metav1.IsControlledBy(&sec, owner) {
+	claim, err := ClaimSecret(ctx, c, owner, &sec)
+	switch {
+	case err != nil:
+		return ConnectLink{}, err
+	case claim == Foreign:
 		return ConnectLink{}, fmt.Errorf("connect Secret %s: %w", key, ErrConnectSecretConflict)
+	case claim == Claimed:
+		// Restored from a backup (or planted): its token is not trusted,
+		// and no flow it started can still be finishing. A new one is
+		// minted below.
+		sec.Data = nil
 	}
 	link := ConnectLink{Name: name, Token: string(sec.Data[ConnectTokenKey]), previousHash: string(sec.Data[ConnectPreviousKey])}
 	link.Expires, _ = time.Parse(time.RFC3339, string(sec.Data[ConnectExpiresKey]))
