@@ -29,9 +29,11 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 )
 
-// Page is what a connection event's PaperSync reads of a page: Notion's
-// events carry no property values, so the receiver reads the page
-// (developers.notion.com/reference/webhooks-events-delivery).
+// Page is what a PaperSync reads of a page: a connection event's, because
+// Notion's events carry no property values
+// (developers.notion.com/reference/webhooks-events-delivery); one a
+// restore brought back without its status, to learn whether an earlier
+// write already filled it (Holds).
 type Page struct {
 	// DatabaseID is the database the page is in, normalised; "" for a
 	// page that is not a database row.
@@ -43,6 +45,10 @@ type Page struct {
 	Link, LinkPropertyID string
 	// HasMetadata: Title and Publication Year both hold a value.
 	HasMetadata bool
+	// Title and Authors are the plain text of those properties, Year the
+	// Publication Year (0 when empty).
+	Title, Authors string
+	Year           int
 	// LastEditedBy is the id of the user or bot that edited it last.
 	LastEditedBy string
 }
@@ -68,10 +74,26 @@ func (c *Client) ReadPage(ctx context.Context, token, pageID, linkProperty strin
 	case *notionapi.TitleProperty:
 		out.Link, out.LinkPropertyID = textLink(v.Title), string(v.ID)
 	}
-	title, _ := p.Properties[PropTitle].(*notionapi.TitleProperty)
-	year, _ := p.Properties[PropYear].(*notionapi.NumberProperty)
-	out.HasMetadata = title != nil && plain(title.Title) != "" && year != nil && year.Number != 0
+	if title, ok := p.Properties[PropTitle].(*notionapi.TitleProperty); ok {
+		out.Title = plain(title.Title)
+	}
+	if authors, ok := p.Properties[PropAuthors].(*notionapi.RichTextProperty); ok {
+		out.Authors = plain(authors.RichText)
+	}
+	if year, ok := p.Properties[PropYear].(*notionapi.NumberProperty); ok {
+		out.Year = int(year.Number)
+	}
+	out.HasMetadata = out.Title != "" && out.Year != 0
 	return out, nil
+}
+
+// Holds reports whether the page already holds p as UpdatePaper writes
+// it: its Publication Year, and its Title or its Authors (a person may
+// have corrected one of them since). A page filled with another paper
+// (its Link changed since) differs in both.
+func (pg Page) Holds(p Paper) bool {
+	return pg.Year != 0 && pg.Year == p.Year &&
+		((pg.Title != "" && pg.Title == Truncate(p.Title)) || (pg.Authors != "" && pg.Authors == authorsText(p.Authors)))
 }
 
 // textLink is the link a text property holds (arxivid.LinkInText).

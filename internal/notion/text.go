@@ -80,3 +80,13 @@ func fit(text string) int {
 	}
 	return len(text)
 }
+
+// authorsText is the Authors property's text as UpdatePaper writes it:
+// the names joined with ", ", within Notion's 100 text objects.
+func authorsText(authors []string) string {
+	var b strings.Builder
+	for _, c := range Chunks(strings.Join(authors, ", ")) {
+		b.WriteString(c.Text.Content)
+	}
+	return b.String()
+}

@@ -99,6 +99,14 @@ func LinkProperty(ni *v1alpha1.NotionIntegration) string {
 // IntegrationLabel carries a PaperSync's integration name, for listing.
 const IntegrationLabel = "switchboard.dev/integration"
 
+// ReadFirstAnnotation on a PaperSync makes it read its page before it
+// writes it, and write nothing when the page already holds its paper:
+// set on the sync an event's PaperSync hands its page to when that event
+// sync was re-created by a restore (it may have handed the page over, and
+// the page been filled, before). A sync without an owner reference to its
+// integration's UID reads first without it.
+const ReadFirstAnnotation = "switchboard.dev/read-page-first"
+
 // NewSync is the PaperSync for one page and paper of an integration, owned
 // by it (deleted with it). pageID must be normalised.
 func NewSync(ni *v1alpha1.NotionIntegration, pageID, link, arxivID string) *v1alpha1.PaperSync {

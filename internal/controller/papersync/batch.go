@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -110,12 +111,14 @@ type batchRun struct {
 	// retryIn is when the members left pending should be tried again.
 	retryIn time.Duration
 	objErr  error
+	// pages are the pages the unsure members read first (restore.go).
+	pages map[types.UID]notion.Page
 }
 
 // sync fetches the batch's papers in one arXiv request and writes each
 // page, setting each member's status in memory.
 func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
-	if members = b.resolve(ctx, members); len(members) == 0 {
+	if members = b.readFirst(ctx, b.resolve(ctx, members)); len(members) == 0 {
 		return
 	}
 	ids := make([]string, 0, len(members))
@@ -148,6 +151,8 @@ func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
 		case unknown[ps.Spec.ArxivID] || !ok:
 			ps.Status.Attempts++
 			b.fail(ctx, ps, v1alpha1.PaperNotFoundReason, "PaperNotFound", fmt.Errorf("arXiv has no paper %s", ps.Spec.ArxivID))
+		case b.filledBefore(ps, paper):
+			// Written before a restore re-created it: not again.
 		case throttled || runner.Stopping(ctx):
 			// Notion throttled this integration, or the manager is stopping:
 			// the rest of the batch waits for the next try (the next
@@ -162,9 +167,7 @@ func (b *batchRun) sync(ctx context.Context, members []*v1alpha1.PaperSync) {
 // update writes a paper into its page; it reports whether Notion
 // throttled the integration.
 func (b *batchRun) update(ctx context.Context, ps *v1alpha1.PaperSync, paper arxiv.Paper) (throttled bool) {
-	err := b.r.Notion.UpdatePaper(ctx, b.token, ps.Spec.PageID, notion.Paper{
-		Title: paper.Title, Summary: paper.Summary, Authors: paper.Authors, Year: paper.Year(), Link: ps.Spec.Link,
-	})
+	err := b.r.Notion.UpdatePaper(ctx, b.token, ps.Spec.PageID, paperFor(ps, paper))
 	if err != nil {
 		b.attemptFailed(ctx, ps, "PageUpdateFailed", fmt.Errorf("update page %s: %w", ps.Spec.PageID, err))
 		return throttledBy(err)

@@ -98,6 +98,15 @@ type fixture struct {
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
+// niUID is the fixtures' integration's UID.
+const niUID = types.UID("ni-uid")
+
+// ownedByNI is the owner reference the webhook, the backfill and a
+// hand-over give a sync: a sync without it came back from a restore.
+func ownedByNI() []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "NotionIntegration", Name: "ni", UID: niUID}}
+}
+
 func paper(id string) arxiv.Paper {
 	return arxiv.Paper{ID: id, Title: "Paper " + id, Published: t0}
 }
@@ -107,7 +116,7 @@ func newFixture(t *testing.T, ids ...string) *fixture {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
-	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "ni", Namespace: "ns"}}
+	ni := &v1alpha1.NotionIntegration{ObjectMeta: metav1.ObjectMeta{Name: "ni", Namespace: "ns", UID: niUID}}
 	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Hour}
 	status.MarkReady(ni, v1alpha1.SucceededReason, "ok")
 	f := &fixture{arxiv: &fakeArxiv{}, notion: &fakeNotion{update: func(string) error { return nil }}, tokens: &testenv.FakeTokens{},
@@ -115,7 +124,8 @@ func newFixture(t *testing.T, ids ...string) *fixture {
 	objs := []client.Object{ni}
 	for i, id := range ids {
 		ps := &v1alpha1.PaperSync{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ps%d", i), Namespace: "ns",
-			UID: types.UID(fmt.Sprintf("uid-%d", i)), CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(i) * time.Second))},
+			UID: types.UID(fmt.Sprintf("uid-%d", i)), CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(i) * time.Second)),
+			OwnerReferences: ownedByNI()},
 			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "ni"}, PageID: fmt.Sprintf("page-%d", i), ArxivID: id}}
 		objs = append(objs, ps)
 		f.syncs = append(f.syncs, ps)

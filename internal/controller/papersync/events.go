@@ -117,6 +117,11 @@ func (b *batchRun) decide(ps *v1alpha1.PaperSync, page notion.Page) (string, boo
 // retention) and finishes the event's sync as Succeeded, naming it.
 func (b *batchRun) handOver(ctx context.Context, ps *v1alpha1.PaperSync, link, arxivID string) {
 	next := papers.NewSync(b.ni, notionid.Normalize(ps.Spec.PageID), link, arxivID)
+	if unsure(ps, b.ni) {
+		// An event sync a restore re-created may hand over a page its
+		// first run had filled: the new sync reads the page first.
+		next.Annotations = map[string]string{papers.ReadFirstAnnotation: "true"}
+	}
 	switch err := b.r.Create(ctx, next); {
 	case err == nil:
 		b.batch.Created(client.ObjectKeyFromObject(next))

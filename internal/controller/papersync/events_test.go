@@ -60,7 +60,7 @@ func eventFixture(t *testing.T, events ...v1alpha1.NotionPageEvent) (*fixture, *
 	}
 	for i, ev := range events {
 		ps := &v1alpha1.PaperSync{ObjectMeta: metav1.ObjectMeta{Name: "ev" + string(rune('a'+i)), Namespace: "ns",
-			UID: types.UID("ev-uid-" + string(rune('a'+i))), CreationTimestamp: metav1.NewTime(t0)},
+			UID: types.UID("ev-uid-" + string(rune('a'+i))), CreationTimestamp: metav1.NewTime(t0), OwnerReferences: ownedByNI()},
 			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "ni"}, PageID: "page-" + string(rune('0'+i)), Event: &ev}}
 		if err := f.c.Create(ctx, ps); err != nil {
 			t.Fatal(err)
