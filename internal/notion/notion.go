@@ -85,17 +85,21 @@ func (c *Client) api(token string) *notionapi.Client {
 }
 
 // DatabaseSpec is which database to find or create: its name, a pinned
-// id, the duplicated template, the page to create it under, and the name
-// of its Link property.
+// id, the id found before (KnownID, from the status: kept through a
+// rename), the duplicated template, the page to create it under, and the
+// name of its Link property.
 type DatabaseSpec struct {
-	Name, PinnedID, TemplateID, ParentPage, LinkProperty string
+	Name, PinnedID, KnownID, TemplateID, ParentPage, LinkProperty string
 }
 
 // FindOrCreateDatabase finds the papers database (seed 000 §3.2.2): the
-// pinned id if given; else, among databases named name, one inside the
-// duplicated template, else the most recently edited; else it creates one
-// (§3.2.3) under parentPage, else the template, else the first page the
-// integration can reach. Missing properties are added to a found database.
+// pinned id if given; else the id found before, while it is there and
+// still named name; else, among databases named name, one inside the
+// duplicated template, else the most recently edited; else the one found
+// before under its new name (a person renamed it); else a database inside
+// the duplicated template under another name; else it creates one (§3.2.3) under parentPage, else the template, else
+// the first page the integration can reach. Missing properties are added
+// to a found database.
 func (c *Client) FindOrCreateDatabase(ctx context.Context, token string, spec DatabaseSpec) (Database, error) {
 	if spec.LinkProperty == "" {
 		spec.LinkProperty = PropLink
@@ -110,19 +114,9 @@ func (c *Client) FindOrCreateDatabase(ctx context.Context, token string, spec Da
 
 func (c *Client) findOrCreate(ctx context.Context, token string, spec DatabaseSpec) (Database, error) {
 	api := c.api(token)
-	var db *notionapi.Database
-	if spec.PinnedID != "" {
-		got, err := api.Database.Get(ctx, notionapi.DatabaseID(spec.PinnedID))
-		if err != nil {
-			return Database{}, classify("retrieve database "+spec.PinnedID, err)
-		}
-		db = got
-	} else {
-		found, err := c.findByName(ctx, api, spec.Name, spec.TemplateID)
-		if err != nil {
-			return Database{}, err
-		}
-		db = found
+	db, err := c.find(ctx, api, spec)
+	if err != nil {
+		return Database{}, err
 	}
 	if db == nil {
 		return c.create(ctx, api, spec)
@@ -132,6 +126,58 @@ func (c *Client) findOrCreate(ctx context.Context, token string, spec DatabaseSp
 		return Database{}, err
 	}
 	return Database{ID: string(db.ID), URL: db.URL, Added: added}, nil
+}
+
+// find is the database FindOrCreateDatabase takes, or nil when it must
+// create one.
+func (c *Client) find(ctx context.Context, api *notionapi.Client, spec DatabaseSpec) (*notionapi.Database, error) {
+	if spec.PinnedID != "" {
+		db, err := api.Database.Get(ctx, notionapi.DatabaseID(spec.PinnedID))
+		return db, classify("retrieve database "+spec.PinnedID, err)
+	}
+	var known *notionapi.Database
+	if spec.KnownID != "" {
+		db, err := api.Database.Get(ctx, notionapi.DatabaseID(spec.KnownID))
+		switch err := classify("retrieve database "+spec.KnownID, err); {
+		case err == nil && !db.Archived && plain(db.Title) == spec.Name:
+			return db, nil
+		case err == nil && !db.Archived:
+			known = db // renamed in Notion, or the spec names another
+		case err != nil && !IsNotFound(err):
+			return nil, err
+		}
+		// Deleted, archived or no longer shared: looked for again.
+	}
+	db, err := c.findByName(ctx, api, spec.Name, spec.TemplateID)
+	switch {
+	case err != nil || db != nil:
+		return db, err
+	case known != nil:
+		return known, nil // a renamed database is kept, not made again
+	case spec.TemplateID == "":
+		return nil, nil
+	}
+	return c.findInTemplate(ctx, api, spec.TemplateID)
+}
+
+// findInTemplate is the most recently edited database inside the
+// duplicated template, whatever its name: the template's "ArXiv Papers"
+// after a person renamed it. The template is this grant's own page, so
+// what lies in it is this integration's.
+func (c *Client) findInTemplate(ctx context.Context, api *notionapi.Client, templateID string) (*notionapi.Database, error) {
+	var found *notionapi.Database
+	err := searchAll(ctx, api, &notionapi.SearchRequest{
+		Filter:   notionapi.SearchFilter{Property: "object", Value: "database"},
+		Sort:     &notionapi.SortObject{Direction: notionapi.SortOrderDESC, Timestamp: notionapi.TimestampLastEdited},
+		PageSize: 100,
+	}, "search databases", func(o notionapi.Object) bool {
+		d, ok := o.(*notionapi.Database)
+		if ok && !d.Archived && notionid.Normalize(string(d.Parent.PageID)) == notionid.Normalize(templateID) {
+			found = d
+		}
+		return found != nil
+	})
+	return found, err
 }
 
 // findByName reads the search for databases named name to its end: the

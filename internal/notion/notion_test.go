@@ -302,3 +302,39 @@ func TestReadPage(t *testing.T) {
 		t.Fatalf("a missing page: %v, want a 404", err)
 	}
 }
+
+// The database found before is kept through a rename in Notion (the
+// status holds its id); after a restore the status holds nothing, and the
+// template's database is found under its new name. Without a template, a
+// renamed database is found again only while its id is known: the spec
+// names the database then (docs/notionintegration.md).
+func TestARenamedDatabaseIsKeptNotMadeAgain(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	home := w.n.AddPage(w.wsID, "Home")
+	template := w.n.AddPage(w.wsID, "ArXiv template")
+	inTemplate := w.n.AddDatabase(w.wsID, template, "ArXiv Papers", fullSchema)
+	elsewhere := w.n.AddDatabase(w.wsID, home, "ArXiv Papers", fullSchema)
+	w.n.RenameDatabase(inTemplate, "Papers I read")
+	w.n.RenameDatabase(elsewhere, "Old papers")
+	spec := notion.DatabaseSpec{Name: "ArXiv Papers", KnownID: elsewhere}
+	if db, err := w.c.FindOrCreateDatabase(ctx, w.token, spec); err != nil || db.ID != elsewhere || db.Created {
+		t.Fatalf("known and renamed: %+v %v, want %s kept", db, err, elsewhere)
+	}
+	spec = notion.DatabaseSpec{Name: "ArXiv Papers", TemplateID: template}
+	if db, err := w.c.FindOrCreateDatabase(ctx, w.token, spec); err != nil || db.ID != inTemplate || db.Created {
+		t.Fatalf("restored, with a template: %+v %v, want the template's %s", db, err, inTemplate)
+	}
+	// A known id that is gone (deleted, or no longer shared) is looked
+	// for again by name; one named as the spec asks wins over the known.
+	named := w.n.AddDatabase(w.wsID, home, "ArXiv Papers", fullSchema)
+	for _, known := range []string{"0c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", elsewhere} {
+		spec = notion.DatabaseSpec{Name: "ArXiv Papers", KnownID: known}
+		if db, err := w.c.FindOrCreateDatabase(ctx, w.token, spec); err != nil || db.ID != named {
+			t.Fatalf("known %s: %+v %v, want %s by its name", known, db, err, named)
+		}
+	}
+	if n := w.box.Calls(sandbox.NotionDatabaseCreate); n != 0 {
+		t.Fatalf("%d databases created, want none", n)
+	}
+}

@@ -284,3 +284,15 @@ func (n *Notion) queryDatabase(w http.ResponseWriter, r *http.Request, ws string
 	}
 	writeNotionList(w, results, next, end < len(rows))
 }
+
+// RenameDatabase is a person renaming a database in Notion: its title
+// changes, and so does its last edit. Its id, its pages and every
+// integration's access stay (a rename is not a new database).
+func (n *Notion) RenameDatabase(id, title string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.state()
+	if db := s.databases[normID(id)]; db != nil {
+		db.title, db.edited = title, s.tick()
+	}
+}

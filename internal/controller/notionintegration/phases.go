@@ -93,8 +93,12 @@ func (r *Reconciler) database(ctx context.Context, obj *v1alpha1.NotionIntegrati
 	if name == "" {
 		name = "ArXiv Papers"
 	}
+	// The id found before is kept through a rename in Notion. A restore
+	// brings the integration back without it: the database is then found
+	// by its name, or in the duplicated template (FindOrCreateDatabase).
 	db, err := r.Notion.FindOrCreateDatabase(ctx, grant.Of(run).Token, notion.DatabaseSpec{Name: name, PinnedID: spec.ID,
-		TemplateID: obj.Status.DuplicatedTemplateID, ParentPage: spec.ParentPageID, LinkProperty: papers.LinkProperty(obj)})
+		KnownID: obj.Status.DatabaseID, TemplateID: obj.Status.DuplicatedTemplateID, ParentPage: spec.ParentPageID,
+		LinkProperty: papers.LinkProperty(obj)})
 	if err != nil {
 		status.Set(obj, v1alpha1.DatabaseReadyCondition, metav1.ConditionFalse, v1alpha1.UpstreamRejectedReason, err.Error())
 		switch {
