@@ -92,6 +92,12 @@ const (
 	ShareURL        = "share_url"
 	ShareKeyID      = "key_id"
 	ShareObject     = "token_object"
+	// ShareCreatedAt (RFC 3339) is when the link that minted the share
+	// Secret was created: spec.ttl counts from it. A restore (Velero) or
+	// an export and re-create gives the ReceiveLink a new creation time;
+	// the share Secret it brings back keeps the original, so the link
+	// keeps its expiry.
+	ShareCreatedAt = "created_at"
 )
 
 // ResolvePath is the public path of a short link.

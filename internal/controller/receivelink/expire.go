@@ -19,6 +19,7 @@ package receivelink
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,11 +35,13 @@ import (
 
 // expiry sets status.expiresAt and refuses an expiry past seed 003's 14
 // days, which admission cannot check (CEL has no clock).
-func (r *Reconciler) expiry(_ context.Context, l *v1alpha1.ReceiveLink, _ *runner.Run) runner.Outcome {
-	exp := expiresAt(l)
-	if exp.Sub(l.CreationTimestamp.Time) > MaxLifetime {
+// A restored link counts from its original creation (origin).
+func (r *Reconciler) expiry(_ context.Context, l *v1alpha1.ReceiveLink, run *runner.Run) runner.Outcome {
+	start := originOf(l, run)
+	exp := expiresAt(l, start)
+	if exp.Sub(start) > MaxLifetime {
 		return runner.Stall(v1alpha1.ExpiryTooFarReason, fmt.Errorf("spec.expiresAt %s is more than 14 days after the link was created (%s); set an earlier one",
-			exp.UTC().Format(time.RFC3339), l.CreationTimestamp.UTC().Format(time.RFC3339)))
+			exp.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339)))
 	}
 	if l.Status.ExpiresAt == nil || !l.Status.ExpiresAt.Time.Equal(exp) {
 		t := metav1.NewTime(exp)
@@ -52,7 +55,7 @@ func (r *Reconciler) expiry(_ context.Context, l *v1alpha1.ReceiveLink, _ *runne
 // link answers 410, not 404, while the link object is kept), then the link
 // itself after spec.retention.
 func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run) runner.Outcome {
-	exp := expiresAt(l)
+	exp := linkExpiry(l)
 	if run.Now.Before(exp) {
 		run.RequeueAt(exp)
 		return runner.Continue()
@@ -75,7 +78,7 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 		now := metav1.NewTime(run.Now)
 		l.Status.BlobDeletedAt = &now
 	}
-	if err := r.tombstone(ctx, l); err != nil {
+	if err := r.tombstone(ctx, l, boundKey.From(run)); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
 	if err := client.IgnoreNotFound(r.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: l.Namespace, Name: shareSecretName(l)}})); err != nil {
@@ -96,11 +99,11 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 }
 
 // retire deletes an Expired link once its retention is over. Retention
-// counts from the expiry, or from the creation when the expiry was
-// already past then: whoever made that typo gets the whole retention to
-// read why the link expired.
+// counts from the expiry, or from the creation (origin) when the expiry
+// was already past then: whoever made that typo gets the whole retention
+// to read why the link expired.
 func (r *Reconciler) retire(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run, exp time.Time) runner.Outcome {
-	gone := latest(exp, l.CreationTimestamp.Time).Add(l.Spec.Retention.Duration)
+	gone := latest(exp, originOf(l, run)).Add(l.Spec.Retention.Duration)
 	if run.Now.Before(gone) {
 		return runner.Wait(gone.Sub(run.Now))
 	}
@@ -138,10 +141,10 @@ func (r *Reconciler) expireNeverLive(ctx context.Context, l *v1alpha1.ReceiveLin
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("delete the share Secret: %w", err))
 	}
 	why := fmt.Sprintf("it expired at %s before it was ever live", exp.UTC().Format(time.RFC3339))
-	switch {
-	case !exp.After(l.CreationTimestamp.Time):
+	switch start := originOf(l, run); {
+	case !exp.After(start):
 		why = fmt.Sprintf("spec.expiresAt %s was already past when the link was created (%s)",
-			exp.UTC().Format(time.RFC3339), l.CreationTimestamp.UTC().Format(time.RFC3339))
+			exp.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339))
 	case status.IsTrue(l, v1alpha1.StalledCondition):
 		why += fmt.Sprintf(" (it was Stalled: %s)", status.Get(l, v1alpha1.StalledCondition).Reason)
 	}
@@ -173,10 +176,17 @@ func latest(a, b time.Time) time.Time {
 // short link then answers 410, the sweep knows there is no blob left to
 // delete, and no credential of an expired link stays in the link
 // namespace.
-func (r *Reconciler) tombstone(ctx context.Context, l *v1alpha1.ReceiveLink) error {
+//
+// bound is the object adopt gave back to the link in this reconcile (nil:
+// none), which the cache may not list under the link's UID yet.
+func (r *Reconciler) tombstone(ctx context.Context, l *v1alpha1.ReceiveLink, bound *corev1.Secret) error {
 	objs, err := r.tokenObjects(ctx, l)
 	if err != nil {
 		return err
+	}
+	if bound != nil {
+		objs = slices.DeleteFunc(objs, func(o corev1.Secret) bool { return o.Name == bound.Name })
+		objs = append(objs, *bound)
 	}
 	for i := range objs {
 		obj := &objs[i]

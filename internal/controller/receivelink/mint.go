@@ -39,8 +39,8 @@ import (
 
 // mint gives the link its short and long tokens, once: the share Secret
 // holds them, the short-token object maps the short token to the long one.
-func (r *Reconciler) mint(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runner.Run) runner.Outcome {
-	if out, done := r.reuseShare(ctx, l); done {
+func (r *Reconciler) mint(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run) runner.Outcome {
+	if out, done := r.reuseShare(ctx, l, shareKey.From(run)); done {
 		return out
 	}
 
@@ -50,10 +50,7 @@ func (r *Reconciler) mint(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runne
 	// sealed with it: both are in the same namespace, seen in order.
 	kr, err := r.keyring(ctx, l)
 	if err != nil {
-		if errors.Is(err, linktoken.ErrKeys) || apierrors.IsNotFound(err) {
-			return runner.Stall(v1alpha1.KeysInvalidReason, err).RecheckAfter(KeysRecheck)
-		}
-		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
+		return keysFailed(err)
 	}
 	o, err := r.object(ctx, l)
 	if err != nil {
@@ -64,22 +61,24 @@ func (r *Reconciler) mint(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runne
 	if err := r.deleteTokenObjects(ctx, l); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
-	claims := linktoken.Claims{Namespace: l.Namespace, Name: l.Name, UID: l.UID, Bucket: l.Spec.Blob.Bucket, Key: l.Spec.Blob.Key, ExpiresAt: expiresAt(l).UTC()}
+	claims := linktoken.Claims{Namespace: l.Namespace, Name: l.Name, UID: l.UID, Bucket: l.Spec.Blob.Bucket, Key: l.Spec.Blob.Key, ExpiresAt: linkExpiry(l).UTC()}
 	long, keyID, err := linktoken.Seal(kr, claims)
 	if err != nil {
 		return runner.Stall(v1alpha1.KeysInvalidReason, err).RecheckAfter(KeysRecheck)
 	}
-	return r.mintShort(ctx, l, long, keyID, o.Credentials)
+	return r.mintShort(ctx, l, long, keyID, originOf(l, run), o.Credentials)
 }
 
-// reuseShare keeps the tokens of a share Secret the link has already, and
-// says whether that settled the mint (done) and how; not done: there are
-// none to keep, mint anew.
-func (r *Reconciler) reuseShare(ctx context.Context, l *v1alpha1.ReceiveLink) (out runner.Outcome, done bool) {
-	share := &corev1.Secret{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: l.Namespace, Name: shareSecretName(l)}, share)
+// reuseShare keeps the tokens of share, the share Secret adopt found (nil:
+// none), and says whether that settled the mint (done) and how; not done:
+// there are none to keep, mint anew.
+func (r *Reconciler) reuseShare(ctx context.Context, l *v1alpha1.ReceiveLink, share *corev1.Secret) (out runner.Outcome, done bool) {
 	switch {
-	case err == nil && metav1.IsControlledBy(share, l) && len(share.Data[linktoken.ShareShortToken]) > 0:
+	case share == nil:
+	case !metav1.IsControlledBy(share, l):
+		// adopt claims the link's share Secret or stalls; never here.
+		return runner.Stall(v1alpha1.InvalidSpecReason, fmt.Errorf("a Secret named %s exists and is not this link's share Secret; rename or delete it", share.Name)), true
+	case len(share.Data[linktoken.ShareShortToken]) > 0:
 		if err := r.ensureTokenObject(ctx, l, share); err == nil {
 			l.Status.ShareSecretName, l.Status.KeyID = share.Name, string(share.Data[linktoken.ShareKeyID])
 			return runner.Continue(), true
@@ -87,22 +86,20 @@ func (r *Reconciler) reuseShare(ctx context.Context, l *v1alpha1.ReceiveLink) (o
 			return runner.Transient(v1alpha1.UpstreamUnavailableReason, err), true
 		}
 		// The short token now belongs to another link: mint anew.
-	case err == nil:
-		return runner.Stall(v1alpha1.InvalidSpecReason, fmt.Errorf("a Secret named %s exists and is not this link's share Secret; rename or delete it", share.Name)), true
-	case !apierrors.IsNotFound(err):
-		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("read the share Secret: %w", err)), true
 	}
 	return runner.Outcome{}, false
 }
 
 // mintShort draws short tokens until one is free, maps it to the long
-// token (sealed with keyID), and writes both to the share Secret.
-func (r *Reconciler) mintShort(ctx context.Context, l *v1alpha1.ReceiveLink, long, keyID string, creds blob.Credentials) runner.Outcome {
+// token (sealed with keyID), and writes both to the share Secret, with the
+// link's origin (kept across a restore).
+func (r *Reconciler) mintShort(ctx context.Context, l *v1alpha1.ReceiveLink, long, keyID string, origin time.Time, creds blob.Credentials) runner.Outcome {
 	for range MintTries {
 		short := r.NewShort()
 		data := map[string][]byte{linktoken.ShareShortToken: []byte(short), linktoken.ShareLongToken: []byte(long),
 			linktoken.ShareKeyID: []byte(keyID), linktoken.ShareURL: []byte(r.PublicURL + linktoken.ResolvePath(short)),
-			linktoken.ShareObject: []byte(r.Namespace + "/" + linktoken.ObjectName(short))}
+			linktoken.ShareObject:    []byte(r.Namespace + "/" + linktoken.ObjectName(short)),
+			linktoken.ShareCreatedAt: []byte(origin.UTC().Format(time.RFC3339))}
 		err := r.createTokenObject(ctx, l, short, long, keyID, creds)
 		if errors.Is(err, errTaken) {
 			continue // seed 003: SET NX refused, another token
@@ -125,18 +122,17 @@ var errTaken = errors.New("short token taken")
 // shareSecretName is the Secret owned by the link that holds its tokens.
 func shareSecretName(l *v1alpha1.ReceiveLink) string { return l.Name + "-share" }
 
-// ensureTokenObject makes sure the short token in share maps to this link.
+// ensureTokenObject makes sure the short token in share maps to this link:
+// its object, given back to the link if a restore left it naming the
+// link's previous UID (rebindObject), or created again if it is gone.
 func (r *Reconciler) ensureTokenObject(ctx context.Context, l *v1alpha1.ReceiveLink, share *corev1.Secret) error {
 	short := string(share.Data[linktoken.ShareShortToken])
-	var obj corev1.Secret
-	err := r.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: linktoken.ObjectName(short)}, &obj)
-	switch {
-	case err == nil && obj.Labels[linktoken.LinkUIDLabel] == string(l.UID):
-		return r.publish(ctx, l, &obj)
-	case err == nil:
-		return errTaken
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("read the short-token object: %w", err)
+	obj, err := r.rebindObject(ctx, l, share, linkExpiry(l))
+	if err != nil {
+		return err
+	}
+	if obj != nil {
+		return r.publish(ctx, l, obj)
 	}
 	if _, err := r.keyring(ctx, l); err != nil {
 		return err
@@ -154,17 +150,14 @@ func (r *Reconciler) ensureTokenObject(ctx context.Context, l *v1alpha1.ReceiveL
 // webhook to presign with (it reads no Secret in the link's namespace),
 // and the name of the key Secret whose mirror opens the long token.
 func (r *Reconciler) createTokenObject(ctx context.Context, l *v1alpha1.ReceiveLink, short, long, keyID string, creds blob.Credentials) error {
-	policy := l.Spec.DeletionPolicy
-	if policy == "" {
-		policy = v1alpha1.DeletionPolicyDelete
-	}
+	policy := policyOf(l)
 	obj := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: linktoken.ObjectName(short),
 			Labels: map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue, linktoken.TokenLabel: "true", linktoken.LinkUIDLabel: string(l.UID)}},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
 			linktoken.DataLongToken: []byte(long), linktoken.DataKeyID: []byte(keyID),
-			linktoken.DataExpiresAt: []byte(expiresAt(l).UTC().Format(time.RFC3339)),
+			linktoken.DataExpiresAt: []byte(linkExpiry(l).UTC().Format(time.RFC3339)),
 			linktoken.DataNamespace: []byte(l.Namespace), linktoken.DataName: []byte(l.Name),
 			linktoken.DataBucket: []byte(l.Spec.Blob.Bucket), linktoken.DataKey: []byte(l.Spec.Blob.Key),
 			linktoken.DataRegion: []byte(l.Spec.Blob.Region), linktoken.DataCredentials: []byte(l.Spec.Blob.CredentialsSecretRef.Name),

@@ -24,11 +24,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 )
@@ -88,13 +90,16 @@ func (r *Reconciler) deleteTokenObjects(ctx context.Context, l *v1alpha1.Receive
 func active(l *v1alpha1.ReceiveLink) string {
 	l.Status.Phase = v1alpha1.LinkActive
 	return fmt.Sprintf("the short link resolves until %s (share URL in Secret %s)",
-		expiresAt(l).UTC().Format(time.RFC3339), l.Status.ShareSecretName)
+		linkExpiry(l).UTC().Format(time.RFC3339), l.Status.ShareSecretName)
 }
 
 // release runs on delete: a live link's blob goes with it unless the
 // deletion policy is Retain (a link that was never live keeps it, unless
-// spec.deleteBlobIfNeverLive); its short-token objects go in every case (the
-// share Secret is the garbage collector's: the link owns it).
+// spec.deleteBlobIfNeverLive); its short-token objects and its share Secret
+// go in every case. The share Secret is deleted here rather than left to
+// the garbage collector: a deleted link is revoked, and a link created
+// again under its name (a GitOps delete and re-apply) must find no share
+// Secret to take over, or it would bring the revoked short link back.
 func (r *Reconciler) release(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runner.Run) runner.Outcome {
 	if l.Status.BlobDeletedAt == nil && l.Spec.DeletionPolicy != v1alpha1.DeletionPolicyRetain && mayDeleteBlob(l) {
 		o, err := r.object(ctx, l)
@@ -112,5 +117,26 @@ func (r *Reconciler) release(ctx context.Context, l *v1alpha1.ReceiveLink, _ *ru
 	if err := r.deleteTokenObjects(ctx, l); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
+	if err := r.deleteShare(ctx, l); err != nil {
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
+	}
 	return runner.Continue()
+}
+
+// deleteShare deletes the link's share Secret: the one it controls, or one
+// a restore brought back for it that it never claimed (oauth.ClaimSecret
+// takes it over first). Someone else's Secret of that name stays.
+func (r *Reconciler) deleteShare(ctx context.Context, l *v1alpha1.ReceiveLink) error {
+	share := &corev1.Secret{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: l.Namespace, Name: shareSecretName(l)}, share)
+	if err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if claim, err := oauth.ClaimSecret(ctx, r.Client, l, share); err != nil || claim == oauth.Foreign {
+		return client.IgnoreNotFound(err)
+	}
+	if err := r.Delete(ctx, share, client.Preconditions{UID: &share.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete the share Secret: %w", err)
+	}
+	return nil
 }

@@ -122,7 +122,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.ReceiveLink] {
 	return &runner.Runner[*v1alpha1.ReceiveLink]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,
 		New:    func() *v1alpha1.ReceiveLink { return &v1alpha1.ReceiveLink{} },
-		Normal: []runner.Phase[*v1alpha1.ReceiveLink]{r.expiry, r.expire, r.blob, r.mint},
+		Normal: []runner.Phase[*v1alpha1.ReceiveLink]{r.adopt, r.expiry, r.expire, r.blob, r.mint},
 		Ready:  active,
 		Delete: []runner.Phase[*v1alpha1.ReceiveLink]{r.release},
 	}
@@ -160,15 +160,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // expiresAt is when the link stops resolving: spec.expiresAt, or its
-// creation plus spec.ttl.
-func expiresAt(l *v1alpha1.ReceiveLink) time.Time {
+// origin (its creation, or the original one a restore kept: origin) plus
+// spec.ttl.
+func expiresAt(l *v1alpha1.ReceiveLink, origin time.Time) time.Time {
 	if l.Spec.ExpiresAt != nil {
 		return l.Spec.ExpiresAt.Time
 	}
 	if l.Spec.TTL != nil {
-		return l.CreationTimestamp.Add(l.Spec.TTL.Duration)
+		return origin.Add(l.Spec.TTL.Duration)
 	}
-	return l.CreationTimestamp.Time
+	return origin
+}
+
+// linkExpiry is the expiry the expiry phase put in status (the phases
+// after it, and the sweep, read it there), or, before any, the creation
+// plus spec.ttl.
+func linkExpiry(l *v1alpha1.ReceiveLink) time.Time {
+	if l.Status.ExpiresAt != nil {
+		return l.Status.ExpiresAt.Time
+	}
+	return expiresAt(l, l.CreationTimestamp.Time)
 }
 
 // object is the link's blob with its credentials.

@@ -25,14 +25,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
 )
 
@@ -49,6 +47,9 @@ const (
 	// rotated credential or key waits to reach the webhook. It costs one
 	// read per Secret in use, not per link.
 	DefaultMirrorInterval = time.Minute
+	// DefaultOrphanGrace is Sweeper.Grace's default: a restore has this
+	// long to bring back the link of a short-token object it restored.
+	DefaultOrphanGrace = time.Hour
 )
 
 // SweepResult is one sweep's count, seed 003's receive-cleanup answer.
@@ -98,6 +99,11 @@ type Sweeper struct {
 	Watch []string
 	// Batch is the page size (DefaultSweepBatch when 0).
 	Batch int64
+	// Grace is how old a short-token object must be before the sweep
+	// calls it an orphan (DefaultOrphanGrace when 0): a restore (Velero
+	// restores Secrets before custom resources) creates the objects
+	// again before the links that hold them.
+	Grace time.Duration
 	Clock clock.PassiveClock
 	// Registerer receives switchboard_receivelink_sweep_total (none when
 	// nil).
@@ -121,6 +127,9 @@ func (s *Sweeper) init() error {
 	}
 	if s.MirrorInterval <= 0 {
 		s.MirrorInterval = DefaultMirrorInterval
+	}
+	if s.Grace <= 0 {
+		s.Grace = DefaultOrphanGrace
 	}
 	if s.total != nil {
 		return nil
@@ -213,10 +222,13 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 	return res, err
 }
 
-// sweepTokens pages through the short-token objects: one whose link is gone
-// (or is another link of the same name) is an orphan; its blob goes unless
-// it was deleted already or the link said Retain, then the object. used
-// collects the key mirrors live objects need.
+// sweepTokens pages through the short-token objects. One whose link is
+// gone, or is another link of the same name that does not hold it (holds:
+// by UID, or named by the link's share Secret, as after a restore), is an
+// orphan once it is older than Grace: its blob goes, unless it was deleted
+// already, the link said Retain, or the link of that name now shares the
+// blob; then the object goes. used collects the key mirrors live objects
+// need.
 func (s *Sweeper) sweepTokens(ctx context.Context, used map[string]bool, res *SweepResult) error {
 	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}, client.Limit(s.Batch)}
 	for cont := ""; ; {
@@ -230,58 +242,6 @@ func (s *Sweeper) sweepTokens(ctx context.Context, used map[string]bool, res *Sw
 		if cont = page.Continue; cont == "" {
 			return nil
 		}
-	}
-}
-
-func (s *Sweeper) sweepToken(ctx context.Context, obj *corev1.Secret, used map[string]bool, res *SweepResult) {
-	d := obj.Data
-	key := types.NamespacedName{Namespace: string(d[linktoken.DataNamespace]), Name: string(d[linktoken.DataName])}
-	var l v1alpha1.ReceiveLink
-	err := s.Client.Get(ctx, key, &l)
-	if apierrors.IsNotFound(err) {
-		// Not in this manager's cache: gone, or another shard's link (or
-		// one the cache has not seen yet). The API server decides.
-		err = s.APIReader.Get(ctx, key, &l)
-	}
-	if err == nil && string(l.UID) == obj.Labels[linktoken.LinkUIDLabel] {
-		if _, sealed := d[linktoken.DataLongToken]; sealed {
-			keySecret, recorded := d[linktoken.DataKeySecret]
-			if !recorded {
-				keySecret = []byte(keySecretName(&l))
-			}
-			if len(keySecret) > 0 {
-				used[linktoken.KeysMirrorName(key.Namespace, string(keySecret))] = true
-			}
-		}
-		return // the link's own timer owns it
-	}
-	if name := string(d[linktoken.DataKeySecret]); err != nil && !apierrors.IsNotFound(err) && name != "" {
-		// Its link is unknown: keep the mirror it may need.
-		used[linktoken.KeysMirrorName(key.Namespace, name)] = true
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		res.Errors++
-		return
-	}
-	res.MissingMeta++
-	if string(d[linktoken.DataBlobDeleted]) != "true" && string(d[linktoken.DataPolicy]) != string(v1alpha1.DeletionPolicyRetain) {
-		creds, err := loadCredentials(ctx, s.APIReader, key.Namespace, v1alpha1.SecretReference{Name: string(d[linktoken.DataCredentials])})
-		if copied := (blob.Credentials{AccessKeyID: string(d[linktoken.DataAccessKeyID]), SecretAccessKey: string(d[linktoken.DataSecretAccessKey])}); err != nil && copied.AccessKeyID != "" && copied.SecretAccessKey != "" {
-			creds, err = copied, nil // the link's namespace went with its Secret: the copy deletes the blob
-		}
-		if err != nil {
-			res.Errors++
-			return
-		}
-		o := blob.Object{Bucket: string(d[linktoken.DataBucket]), Key: string(d[linktoken.DataKey]), Region: string(d[linktoken.DataRegion]), Credentials: creds}
-		if err := s.Reconciler.deleteBlobNow(ctx, o); err != nil {
-			res.Errors++
-			return
-		}
-		res.Deleted++
-	}
-	if err := client.IgnoreNotFound(s.Client.Delete(ctx, obj, client.Preconditions{UID: &obj.UID})); err != nil {
-		res.Errors++
 	}
 }
 
@@ -365,7 +325,7 @@ func (s *Sweeper) sweepLinksIn(ctx context.Context, ns string, res *SweepResult)
 		}
 		for i := range page.Items {
 			l := &page.Items[i]
-			if l.Status.BlobDeletedAt == nil && l.DeletionTimestamp.IsZero() && !now.Before(expiresAt(l)) {
+			if l.Status.BlobDeletedAt == nil && l.DeletionTimestamp.IsZero() && !now.Before(linkExpiry(l)) {
 				res.Overdue++
 				select {
 				case s.Reconciler.Overdue <- event.GenericEvent{Object: l}:
