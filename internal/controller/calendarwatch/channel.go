@@ -58,10 +58,13 @@ func ChannelSecretName(watch string) string { return watch + "-calendar" }
 // 256).
 const channelTokenBytes = 32
 
-// channelSecret keeps the Secret holding the channel token and the sync
-// cursor, and the token's hash in status for the webhook.
-func (r *Reconciler) channelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch, _ *runner.Run) runner.Outcome {
-	sec, err := r.readChannelSecret(ctx, obj)
+// channelSecret keeps the Secret holding the channel token, the sync
+// cursor and the record of open channels, and the token's hash in status
+// for the webhook. A Secret a restore brought back is claimed
+// (ownChannelSecret), and the channels it records rebuild what status
+// lost (restoreChannels).
+func (r *Reconciler) channelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
+	sec, claimed, err := r.ownChannelSecret(ctx, obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		key := types.NamespacedName{Namespace: obj.Namespace, Name: ChannelSecretName(obj.Name)}
@@ -76,14 +79,20 @@ func (r *Reconciler) channelSecret(ctx context.Context, obj *v1alpha1.CalendarWa
 			return runner.Wait(time.Second)
 		}
 		sec = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name}, Data: data}
+	case errors.Is(err, oauth.ErrConnectSecretConflict):
+		return runner.Stall(v1alpha1.ConnectSecretConflictReason, err)
 	case err != nil:
 		return runner.Transient(v1alpha1.SecretReadFailedReason, err)
-	case !metav1.IsControlledBy(sec, obj):
-		return runner.Stall(v1alpha1.ConnectSecretConflictReason, fmt.Errorf("channel Secret %s: %w", sec.Name, oauth.ErrConnectSecretConflict))
 	}
 	obj.Status.ChannelTokenSecretName = sec.Name
 	obj.Status.ChannelTokenHash = calendarpush.HashToken(string(sec.Data[ChannelTokenKey]))
-	return runner.Continue()
+	if claimed {
+		// No channel may carry the new token before the cache holds it
+		// (the channel phase reads it there): the claim's own event
+		// reconciles the watch again.
+		return runner.Wait(time.Second)
+	}
+	return r.restoreChannels(ctx, obj, run, sec)
 }
 
 func (r *Reconciler) readChannelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch) (*corev1.Secret, error) {
@@ -172,8 +181,11 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 		return runner.Continue()
 	}
 	cur := obj.Status.Channel
-	if !r.channelSeen(obj, run) || !channelDue(obj, run) {
+	if !r.channelSeen(obj, run) {
 		return runner.Continue()
+	}
+	if !channelDue(obj, run) {
+		return r.keepRecord(ctx, obj, run)
 	}
 	sec, err := r.readChannelSecret(ctx, obj)
 	if err != nil {
@@ -241,7 +253,7 @@ func (r *Reconciler) openChannel(ctx context.Context, obj *v1alpha1.CalendarWatc
 	if err != nil {
 		return r.channelFailed(obj, run, err)
 	}
-	return r.channelOpened(ctx, obj, run, cur, ch)
+	return r.channelOpened(ctx, obj, run, cur, ch, sec)
 }
 
 // channelFailed handles a channel Google did not open: a refused grant
@@ -292,7 +304,7 @@ func (r *Reconciler) channelFailed(obj *v1alpha1.CalendarWatch, run *runner.Run,
 // costs one status write and one Event. A stop that fails keeps the old
 // channel in status.previousChannel (still accepted), tried again on the
 // next reconcile.
-func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, cur *v1alpha1.ChannelStatus, ch gcalendar.Channel) runner.Outcome {
+func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run, cur *v1alpha1.ChannelStatus, ch gcalendar.Channel, sec *corev1.Secret) runner.Outcome {
 	st := &obj.Status
 	if ch.Expiration.IsZero() {
 		ch.Expiration = run.Now.Add(obj.Spec.Channel.TTL.Duration)
@@ -315,10 +327,16 @@ func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWa
 		fmt.Sprintf("push channel %s %s, expires %s%s", verb, ch.ID, exp.UTC().Format(time.RFC3339), stopped))
 	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionTrue, v1alpha1.SucceededReason,
 		"channel "+ch.ID+" open until "+exp.UTC().Format(time.RFC3339))
+	// The record first: a restore brings back the Secret, not status.
+	recordErr := r.recordChannels(ctx, obj, sec, leftOpen(obj, sec, run.Now))
 	if err := run.Patcher.Patch(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
 	r.opened.Remember(obj.UID, calendarpush.ChannelSequence(st.Channel))
+	if recordErr != nil {
+		// Written on the next reconcile (keepRecord).
+		return runner.Transient(v1alpha1.SecretReadFailedReason, recordErr)
+	}
 	run.RequeueAt(renewStart(st.Channel, obj.Spec.Channel.RenewBefore.Duration))
 	return runner.Continue()
 }
@@ -344,47 +362,6 @@ func (r *Reconciler) stopPrevious(ctx context.Context, obj *v1alpha1.CalendarWat
 	}
 	obj.Status.PreviousChannel = nil
 	return true
-}
-
-// suspend stops every channel of a suspended watch and marks a sync due:
-// what changes in the calendar meanwhile is pushed to no one, so resuming
-// syncs at once rather than on the backup timer.
-func (r *Reconciler) suspend(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
-	obj.Status.SyncDue = true
-	return r.release(ctx, obj, run)
-}
-
-// release stops every channel of a watch that is suspended or deleted. It
-// needs the grant; without one (deleted, revoked) the runner's bounded
-// give-up lets a deletion complete, and the channel expires by itself.
-func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, run *runner.Run) runner.Outcome {
-	// The channels are being stopped: the next one opened (on resume)
-	// is the first again.
-	r.opened.Forget(obj.UID)
-	r.synced.Forget(obj.UID)
-	st := &obj.Status
-	if st.Channel == nil && st.PreviousChannel == nil {
-		return runner.Continue()
-	}
-	if out := r.grant.Grant(ctx, obj, run); !out.IsContinue() {
-		return out
-	}
-	for _, ch := range []**v1alpha1.ChannelStatus{&st.PreviousChannel, &st.Channel} {
-		c := *ch
-		if c == nil {
-			continue
-		}
-		if err := r.Calendar.Stop(ctx, grant.Of(run).Token, c.ID, c.ResourceID); err != nil {
-			if errors.Is(err, gcalendar.ErrUnauthorized) {
-				return r.grant.Reauth(obj, "StopChannel", err)
-			}
-			return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("stop channel %s: %w", c.ID, err))
-		}
-		r.event(obj, nil, corev1.EventTypeNormal, "ChannelStopped", "StopChannel", "stopped push channel "+c.ID)
-		*ch = nil
-	}
-	status.Set(obj, v1alpha1.ChannelReadyCondition, metav1.ConditionFalse, v1alpha1.StoppedReason, "no push channel: the watch is suspended or being deleted")
-	return runner.Continue()
 }
 
 // PushAddress is the address a channel is opened with: the webhook

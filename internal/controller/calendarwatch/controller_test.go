@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -762,7 +763,10 @@ func TestEventIDLabelValuesAreValidLabelValues(t *testing.T) {
 // A reconcile that reads the watch before the cache shows the channel the
 // last one opened (the channel Secret's own event queues it at once) opens
 // no second channel: one would stay open at Google, its pushes refused as
-// stopped. Once the cache has caught up, the channel is kept.
+// stopped. When the cached channel Secret already records the channel,
+// status names it again from there; when it does not either, the
+// reconcile looks again shortly. Once the cache has caught up, the
+// channel is kept.
 func TestAReconcileOnACopyOlderThanTheOpenedChannelOpensNoOther(t *testing.T) {
 	f := newFixture(t, nil)
 	// The copy a lagging cache holds: the finalizer added (its patch
@@ -772,18 +776,38 @@ func TestAReconcileOnACopyOlderThanTheOpenedChannelOpensNoOther(t *testing.T) {
 	f.reconcile(t)
 	opened := f.watch(t).Status.Channel
 	watches := box.Calls(sandbox.CalendarEventsWatch)
+	var sec corev1.Secret
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: ChannelSecretName("visits")}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordedChannels(&sec); len(got) != 1 || got[0].ID != opened.ID {
+		t.Fatalf("the channel Secret records %+v, want %s", got, opened.ID)
+	}
+	unrecorded := sec.DeepCopy()
+	delete(unrecorded.Annotations, ChannelsAnnotation)
 
-	f.r.Client = testenv.StaleReads{Client: env.Client, Stale: before}
-	f.run = f.r.Runner()
-	res := f.reconcile(t)
-	if got := box.Calls(sandbox.CalendarEventsWatch) - watches; got != 0 {
-		t.Fatalf("a reconcile on a copy without the channel opened %d more", got)
-	}
-	if w := f.watch(t); w.Status.Channel == nil || w.Status.Channel.ID != opened.ID {
-		t.Fatalf("status names channel %+v, want %s", w.Status.Channel, opened.ID)
-	}
-	if res.RequeueAfter <= 0 || res.RequeueAfter > 2*cacheLagWait {
-		t.Fatalf("requeue after %s, want about %s", res.RequeueAfter, cacheLagWait)
+	for _, c := range []struct {
+		name  string
+		stale client.Client
+		// soon: the reconcile must look again shortly, status naming
+		// nothing it can trust.
+		soon bool
+	}{
+		{"watch and Secret stale", testenv.StaleReads{Client: testenv.StaleReads{Client: env.Client, Stale: unrecorded}, Stale: before}, true},
+		{"watch stale, Secret recording the channel", testenv.StaleReads{Client: env.Client, Stale: before}, false},
+	} {
+		f.r.Client = c.stale
+		f.run = f.r.Runner()
+		res := f.reconcile(t)
+		if got := box.Calls(sandbox.CalendarEventsWatch) - watches; got != 0 {
+			t.Fatalf("%s: a reconcile on a copy without the channel opened %d more", c.name, got)
+		}
+		if w := f.watch(t); w.Status.Channel == nil || w.Status.Channel.ID != opened.ID {
+			t.Fatalf("%s: status names channel %+v, want %s", c.name, w.Status.Channel, opened.ID)
+		}
+		if soon := res.RequeueAfter > 0 && res.RequeueAfter <= 2*cacheLagWait; soon != c.soon {
+			t.Fatalf("%s: requeue after %s, want about %s: %t", c.name, res.RequeueAfter, cacheLagWait, c.soon)
+		}
 	}
 
 	f.r.Client = env.Client

@@ -18,11 +18,14 @@ package calendarwatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -189,13 +192,19 @@ func (r *Reconciler) listChanges(ctx context.Context, obj *v1alpha1.CalendarWatc
 	}
 }
 
-// saveCursor stores the sync token and page cursor (one Secret update).
+// saveCursor stores the sync token and page cursor (one Secret patch of
+// the two keys: the channel phase may have just written the Secret's
+// channel record, which a copy read before it must not undo or conflict
+// with).
 func (r *Reconciler) saveCursor(ctx context.Context, sec *corev1.Secret, syncToken, pageToken string) error {
 	if string(sec.Data[SyncTokenKey]) == syncToken && string(sec.Data[PageTokenKey]) == pageToken {
 		return nil
 	}
-	sec.Data[SyncTokenKey], sec.Data[PageTokenKey] = []byte(syncToken), []byte(pageToken)
-	if err := r.Update(ctx, sec); err != nil {
+	body, err := json.Marshal(map[string]any{"data": map[string][]byte{SyncTokenKey: []byte(syncToken), PageTokenKey: []byte(pageToken)}})
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, sec, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return fmt.Errorf("save sync token in Secret %s: %w", sec.Name, err)
 	}
 	return nil
