@@ -16,7 +16,9 @@ limitations under the License.
 
 // Package notion_test runs the Notion × arXiv flow end to end on a real API
 // server: the NotionIntegration and PaperSync controllers in a manager,
-// the webhook server's routes, and the sandbox's Notion and arXiv.
+// the webhook server's routes (on a manager of their own, so that a test
+// can stop the controllers and start them again), and the sandbox's
+// Notion and arXiv.
 package notion_test
 
 import (
@@ -26,8 +28,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
@@ -51,6 +55,10 @@ var (
 	// rbac is the chart's RBAC: the manager and the webhook run as its
 	// ServiceAccounts, and any request the API server refuses fails the run.
 	rbac *testenv.ChartRBAC
+	// out reaches the sandbox; every controllers' manager shares it.
+	out *outbound.Client
+	// stopControllers stops the running controllers' manager.
+	stopControllers func()
 )
 
 // syncRetries is seed 000's 1, 2, 4 s schedule scaled down a hundredfold,
@@ -62,32 +70,43 @@ var syncRetries = outbound.Schedule{Base: 10 * time.Millisecond, Retries: papers
 // that a sync whose retries ran out is looked at again within the test.
 var syncRechecks = outbound.Schedule{Base: 200 * time.Millisecond, Max: 2 * time.Second, Jitter: outbound.DefaultJitter}
 
+// startControllers starts a new manager running the NotionIntegration and
+// PaperSync controllers, as the manager binary does, and sets
+// stopControllers: a test stops it and starts another, as a restart of
+// the manager would (restore_test.go).
+func startControllers(e *testenv.Env) error {
+	co := setup.ClientOptions()
+	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+		Cache: setup.Scope{Own: []string{"default"}, SecretsOnlyWake: true}.CacheOptions(e.Scheme), Client: client.Options{Cache: &co},
+		// A restarted manager registers the same controller names again.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		return err
+	}
+	if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+	reports := &notionintegration.Reports{}
+	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine}, &notionintegration.Controller{Reports: reports},
+		&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}); err != nil {
+		return err
+	}
+	if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
+		return err
+	}
+	stopControllers = testenv.StartManager(mgr)
+	return nil
+}
+
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
 		notionEmu.AddClient("notion-client", "notion-secret")
 		box = sandbox.New(notionEmu, arxivEmu)
 		srv := httptest.NewServer(box)
 		ups := sandbox.Upstreams(srv.URL)
-		out, err := outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		co := setup.ClientOptions()
-		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-			Cache: setup.Scope{Own: []string{"default"}, SecretsOnlyWake: true}.CacheOptions(e.Scheme), Client: client.Options{Cache: &co}})
-		if err != nil {
-			return nil, err
-		}
-		if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
-			return nil, err
-		}
-		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-		reports := &notionintegration.Reports{}
-		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine}, &notionintegration.Controller{Reports: reports},
-			&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}); err != nil {
-			return nil, err
-		}
-		if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
+		var err error
+		if out, err = outbound.New(ups, outbound.Options{Timeout: 2 * time.Second}); err != nil {
 			return nil, err
 		}
 		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
@@ -100,7 +119,9 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		stopHook := testenv.StartManager(hookMgr)
-		stop := testenv.StartManager(mgr)
-		return func() { stop(); stopHook(); hook.Close(); srv.Close() }, nil
+		if err := startControllers(e); err != nil {
+			return nil, err
+		}
+		return func() { stopControllers(); stopHook(); hook.Close(); srv.Close() }, nil
 	})
 }
