@@ -44,17 +44,20 @@ import (
 // No session is appended twice by this process: the batcher runs one
 // batch at a time per connection and remembers what each batch wrote until
 // the cache shows it (children). What no status records — a crash before
-// the status write, a failed status write, a lost answer — the ledger
-// knows, and such a session is looked up in the sheet before it is
-// appended (recover.go).
+// the status write, a failed status write, a lost answer, a SheetSync
+// restored or applied again without its status — the sheet does: a
+// session is looked up there before it is appended unless the ledger
+// knows it is not there (ledger.go, recover.go).
 
 // Reasons of SheetSync conditions.
 const (
 	// AppendFailedReason: Google refused the append for good (a 4xx other
 	// than 401/403/429), or the sheet is gone.
 	AppendFailedReason = "AppendFailed"
-	// RecoveredReason: a sync found in flight after a restart was found in
-	// the id column: its row was written before the crash.
+	// RecoveredReason: the sync's session was found in the sheet before
+	// it was appended — written before an interruption (a crash, a lost
+	// answer), or by the SheetSync a restore or a re-apply replaced — and
+	// was not appended again.
 	RecoveredReason = "Recovered"
 	// sheetNotFoundReason is the connection's reason for a sheet that is
 	// gone (sheetconnection.SheetNotFoundReason), for its Warning Event.
@@ -68,9 +71,6 @@ type batch = children.Batch[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]
 // in session order, setting each one's status in memory; the batcher
 // writes them.
 func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
-	if err := r.ledger.start(ctx, r.Client); err != nil {
-		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
-	}
 	loc, err := time.LoadLocation(b.Parent.Status.TimeZone)
 	if err != nil {
 		loc = time.UTC
@@ -123,6 +123,7 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 		return
 	}
 	for _, m := range todo {
+		b.r.ledger.appending(m)
 		markInFlight(m, b.now)
 	}
 	rows := make([][]any, len(todo))
@@ -173,6 +174,7 @@ func (b *batchRun) appendFailed(ctx context.Context, todo []*v1alpha1.SheetSync,
 		m.Status.Trace = trace(b.title, i, len(todo), rows[i], errorJSON(err))
 		if definite {
 			m.Status.InFlightSince = nil
+			b.r.ledger.refused(m)
 		}
 	}
 	switch {

@@ -17,63 +17,36 @@ limitations under the License.
 package sheetsync
 
 import (
-	"context"
-	"fmt"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-// ledger is what this process knows of appends that no status records,
-// so that an append costs no status write of its own before Google is
-// called (an in-flight mark per session was one write more per session).
-// A session may be in the sheet without its status saying so when:
+// ledger is what this process knows for sure of sessions that are NOT in
+// the sheet; every other unfinished session may be there already, and is
+// looked up in the sheet before it is appended (recover.go). A status
+// cannot say it: a SheetSync a restore re-created (Velero brings it back
+// without status), one deleted and applied again (GitOps), one whose
+// status write failed after its append, and one left unfinished by a
+// manager that stopped between Google's write and its status write, all
+// show no row — as a session the webhook has just created does. Only the
+// sheet tells them apart, so a session is looked up before its first
+// append in this process, and after any append whose answer was lost
+// (status.inFlightSince, which a later process reads too). It is not
+// looked up again while Google's answers say that nothing was written: a
+// 4xx (429 among them) to its append, after the look-up found nothing.
 //
-//   - an earlier process appended it and stopped before writing its status
-//     (a crash): every session unfinished when this process began
-//     appending (found) is looked up once before it is appended. Only the
-//     leader appends, so no other process appends after that instant;
-//   - this process appended it and its status write failed: it is
-//     remembered (unsure) until it is looked up;
-//   - Google's answer was lost (a 5xx, a timeout): status.inFlightSince is
-//     written with the retry's status, and it is looked up.
+// The entries are the UIDs of sessions waiting for a retry after such an
+// answer; one is dropped when its append begins. A session a person
+// deletes while it waits leaves its entry, a few bytes, until the
+// process ends.
 type ledger struct {
 	mu sync.Mutex
-	// started is set once found holds every session unfinished at the
-	// first batch.
-	started bool
-	// found: unfinished at the first batch, not yet looked up.
-	found map[types.UID]bool
-	// unsure: appended by this process, the status write failed.
-	unsure map[types.UID]bool
-}
-
-// start lists, at the first batch, the sessions an earlier process may
-// have appended: every unfinished one in the cache. The cache has synced
-// before the controller's first batch, and a session created later was
-// created while this process alone appends. It lists again on the next
-// batch if the cache cannot answer.
-func (l *ledger) start(ctx context.Context, c client.Reader) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.started {
-		return nil
-	}
-	var list v1alpha1.SheetSyncList
-	if err := c.List(ctx, &list); err != nil {
-		return fmt.Errorf("list the sessions an earlier manager may have appended: %w", err)
-	}
-	l.found, l.unsure = map[types.UID]bool{}, map[types.UID]bool{}
-	for i := range list.Items {
-		if list.Items[i].Status.CompletedAt == nil {
-			l.found[list.Items[i].UID] = true
-		}
-	}
-	l.started = true
-	return nil
+	// absent: Google answered the session's last append with a 4xx,
+	// and it was not in the sheet before that append.
+	absent map[types.UID]bool
 }
 
 // mayBeWritten reports whether m may be in the sheet already, so that it
@@ -84,29 +57,24 @@ func (l *ledger) mayBeWritten(m *v1alpha1.SheetSync) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.found[m.UID] || l.unsure[m.UID]
+	return !l.absent[m.UID]
 }
 
-// known records that m's place is known: looked up (found or not), or
-// finished in this batch.
-func (l *ledger) known(m *v1alpha1.SheetSync) {
+// appending records that m's append begins: until Google answers, the
+// rows may be written or not.
+func (l *ledger) appending(m *v1alpha1.SheetSync) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.found, m.UID)
-	delete(l.unsure, m.UID)
+	delete(l.absent, m.UID)
 }
 
-// unwritten is told of a session whose status write failed (children's
-// Unwritten): appended or recovered, or with the answer lost, it may be in
-// the sheet, and only this process knows.
-func (l *ledger) unwritten(m *v1alpha1.SheetSync) {
-	if m.Status.Phase != v1alpha1.SyncSucceeded && m.Status.InFlightSince == nil {
-		return
-	}
+// refused records that Google answered m's append with a 4xx: none of
+// its rows were written.
+func (l *ledger) refused(m *v1alpha1.SheetSync) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.unsure == nil {
-		l.unsure = map[types.UID]bool{}
+	if l.absent == nil {
+		l.absent = map[types.UID]bool{}
 	}
-	l.unsure[m.UID] = true
+	l.absent[m.UID] = true
 }

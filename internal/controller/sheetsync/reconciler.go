@@ -19,10 +19,11 @@ limitations under the License.
 // become rows of one values.append, in session order, paced under Sheets'
 // quota of 60 writes a minute per user; each session that Google throttled
 // or failed is tried again on its own schedule; each SheetSync records its
-// row number, or why it failed. A session is never appended twice: an
-// append is recorded as in flight before Google is called, with an
-// optimistic lock, and a sync found in flight later is looked up in the
-// sheet (recover.go) before it is appended again. A renamed tab is
+// row number, or why it failed. A session is never appended twice: unless
+// this process knows it is not in the sheet, it is looked up there
+// (recover.go) before it is appended, so a crash, a lost answer, a
+// restore and a GitOps re-apply (a SheetSync created again without its
+// status) each find the row already written. A renamed tab is
 // followed by its id. Succeeded SheetSyncs are deleted after the
 // connection's syncRetention. The child-object machinery (the
 // connection's watch and gate, the batch, the memory of this manager's
@@ -166,7 +167,6 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 		Less:       sessionLess,
 		Work:       r.work,
 		Tallies:    r.Connections,
-		Unwritten:  r.ledger.unwritten,
 		NotBefore:  notBefore,
 		Pace:       Pace,
 		// A Failed sync stays until a person retries or deletes it.

@@ -35,9 +35,10 @@ import (
 
 // Exactly once. An append is not idempotent at Google: when its answer is
 // lost (the manager killed, a timeout, a reset, a 5xx after the write) the
-// rows may be in the sheet or not. Such syncs stay in flight
-// (status.inFlightSince), or the ledger knows them (ledger.go), and before
-// one is appended again the sheet is searched for it:
+// rows may be in the sheet or not; and a SheetSync a restore or a GitOps
+// re-apply created again has lost the status that said it was written.
+// So unless the ledger knows a session is not in the sheet (ledger.go),
+// the sheet is searched for it before it is appended:
 //
 //   - with an id column mapped, for its session id in that column;
 //   - without one, for a row holding its title, startedAt, endedAt and
@@ -55,9 +56,9 @@ import (
 // of spec.sheet is no longer there.
 var errSheetGone = errors.New("the sheet is gone")
 
-// recover looks up the members an earlier append may have written (found
-// in flight). Found ones succeed with the row they have; the rest are
-// returned to be appended.
+// recover looks up the members an earlier append may have written (all
+// but those the ledger knows are absent). Found ones succeed with the row
+// they have; the rest are returned to be appended.
 func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
 	var unsure []*v1alpha1.SheetSync
 	for _, m := range members {
@@ -77,7 +78,6 @@ func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) [
 	width, _ := gsheets.ColumnIndex(maxColumn(b.conn.Status.ResolvedColumns))
 	var found []*v1alpha1.SheetSync
 	for _, m := range unsure {
-		b.r.ledger.known(m)
 		k := m.Spec.Session.ID
 		if idCol == "" {
 			k = b.sessionKey(m.Spec.Session)
@@ -87,7 +87,7 @@ func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) [
 		}
 		row := rows[k][0]
 		rows[k] = rows[k][1:]
-		b.succeed(m, row, rowRange(b.title, row, width), fmt.Sprintf("found as row %d %s: written before an interruption", row, how))
+		b.succeed(m, row, rowRange(b.title, row, width), fmt.Sprintf("found as row %d %s: already in the sheet, not appended again", row, how))
 		setReason(m, RecoveredReason)
 		found = append(found, m)
 	}

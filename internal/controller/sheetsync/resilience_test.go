@@ -397,9 +397,9 @@ func (w refusingWriter) Patch(ctx context.Context, obj client.Object, patch clie
 }
 
 // An append costs no status write before Google is called; a session
-// whose status could not be written after its append is known to this
-// process (the ledger), and is looked up in the sheet before it would be
-// appended again: found, it keeps its row.
+// whose status could not be written after its append is not one the
+// ledger knows to be absent, so it is looked up in the sheet before it
+// would be appended again: found, it keeps its row.
 func TestASessionWhoseStatusWriteFailedAfterItsAppendIsNotAppendedTwice(t *testing.T) {
 	f := newFixture(t, "Log", nil)
 	f.active(t)
@@ -409,7 +409,7 @@ func TestASessionWhoseStatusWriteFailedAfterItsAppendIsNotAppendedTwice(t *testi
 	reconcile := func(name string) {
 		_, _ = run.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: f.ns, Name: name}})
 	}
-	// A first session starts the controller's ledger.
+	// A first session, written as usual.
 	first := f.post(t, session("first", 0))
 	reconcile(first)
 	if s := f.sync(t, first); s.Status.Phase != v1alpha1.SyncSucceeded {
