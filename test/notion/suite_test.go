@@ -101,6 +101,9 @@ func startControllers(e *testenv.Env) error {
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
+		// controller-runtime's own logger (a restarted manager's builder
+		// logs through it): silent, as the managers are.
+		ctrl.SetLogger(logr.Discard())
 		notionEmu.AddClient("notion-client", "notion-secret")
 		box = sandbox.New(notionEmu, arxivEmu)
 		srv := httptest.NewServer(box)
