@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -149,6 +150,12 @@ func restoreAfterAnOutage(t *testing.T, change func(*v1alpha1.SheetConnection), 
 		}
 	}
 	restoredReady(t, f)
+	conn := f.conn(t)
+	var connect corev1.Secret
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: conn.Status.ConnectSecretName}, &connect); err != nil ||
+		!metav1.IsControlledBy(&connect, conn) {
+		t.Fatalf("the restored connect Secret %q is not the restored connection's (%v): %+v", conn.Status.ConnectSecretName, err, connect.OwnerReferences)
+	}
 	all := append(done, "r-flight", "r-outage", "r-after")
 	if code, a := f.post(t, session("r-after", "restore r-after", 300, 30), testenv.SheetIngestToken); code != http.StatusAccepted {
 		t.Fatalf("ingest after the restore: %d %+v", code, a)
@@ -261,4 +268,71 @@ func reapplyACompletedSync(t *testing.T, change func(*v1alpha1.SheetConnection))
 		t.Fatalf("the next session went to row %d, want 3", n)
 	}
 	onceEach(t, f, []string{"g-kept", "g-next"})
+}
+
+// A GitOps delete and re-apply of the SheetConnection itself. By default
+// the deletion revokes the grant at Google (the connection comes back
+// Revoked, and a person must connect again); with the deletion policy
+// Retain the grant stays in its token Secret and the connection applied
+// again is Active within a bound, with no person's help. Its sessions'
+// SheetSyncs go with the old connection (the garbage collector, which
+// envtest lacks, is played by the test); a session the tracker posts again
+// then finds its row, and is not appended twice.
+func TestAReappliedSheetConnection(t *testing.T) {
+	t.Run("deletion policy Revoke, the default", func(t *testing.T) {
+		f, revokes := reapplyConnection(t, "")
+		if got := box.Calls(sandbox.GoogleOAuthRevoke) - revokes; got != 1 {
+			t.Fatalf("%d revocations at Google, want 1", got)
+		}
+		f.waitConn(t, "the re-applied connection Revoked", func(c *v1alpha1.SheetConnection) bool {
+			return c.Status.Phase == v1alpha1.ConnectionRevoked
+		})
+	})
+	t.Run("deletion policy Retain", func(t *testing.T) {
+		f, revokes := reapplyConnection(t, sheetconnection.RetainGrant)
+		restoredReady(t, f)
+		if got := box.Calls(sandbox.GoogleOAuthRevoke) - revokes; got != 0 {
+			t.Fatalf("%d revocations at Google, want none", got)
+		}
+		if code, a := f.post(t, session("c-kept", "restore c-kept", 0, 30), testenv.SheetIngestToken); code != http.StatusAccepted {
+			t.Fatalf("post again: %d %+v", code, a)
+		}
+		if c := condition(f.succeeded(t, "c-kept"), v1alpha1.ReadyCondition); c.Reason != sheetsync.RecoveredReason {
+			t.Fatalf("posted again: Ready %+v, want %s", c, sheetsync.RecoveredReason)
+		}
+		onceEach(t, f, []string{"c-kept"})
+	})
+}
+
+// reapplyConnection writes a session through a connection whose manifest
+// carries the deletion policy (none when ""), deletes and applies it
+// again, deletes its SheetSyncs as the garbage collector would, and
+// returns the revocations Google had counted before the deletion.
+func reapplyConnection(t *testing.T, policy string) (*fixture, int) {
+	t.Helper()
+	ctx := context.Background()
+	f := newFixture(t, func(c *v1alpha1.SheetConnection) {
+		if policy != "" {
+			c.Annotations = map[string]string{sheetconnection.DeletionPolicyAnnotation: policy}
+		}
+	})
+	f.ready(t)
+	if code, a := f.post(t, session("c-kept", "restore c-kept", 0, 30), testenv.SheetIngestToken); code != http.StatusAccepted {
+		t.Fatalf("post: %d %+v", code, a)
+	}
+	f.succeeded(t, "c-kept")
+	live := f.conn(t)
+	manifest := &v1alpha1.SheetConnection{
+		ObjectMeta: metav1.ObjectMeta{Name: live.Name, Namespace: live.Namespace, Annotations: live.Annotations},
+		Spec:       live.Spec,
+	}
+	revokes := box.Calls(sandbox.GoogleOAuthRevoke)
+	if err := testenv.Reapply(ctx, env.Client, manifest, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.DeleteAllOf(ctx, &v1alpha1.SheetSync{}, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.EventuallyWithin(t, time.Minute, "the old SheetSyncs gone", func() bool { return len(f.syncs(t)) == 0 })
+	return f, revokes
 }

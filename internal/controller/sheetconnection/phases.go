@@ -28,6 +28,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
@@ -245,6 +247,30 @@ func (r *Reconciler) googleFailed(obj *v1alpha1.SheetConnection, run *runner.Run
 func active(obj *v1alpha1.SheetConnection) string {
 	obj.Status.Phase = v1alpha1.ConnectionActive
 	return readyMessage(obj)
+}
+
+// DeletionPolicyAnnotation says what deleting a SheetConnection does to
+// its Google grant: Revoke (the default, and any other value) revokes it
+// at Google and removes it from the token Secret, as spec.suspend does;
+// Retain leaves both as they are, for a connection kept in Git that a
+// GitOps tool may delete and apply again, or one moved to another
+// cluster: the connection applied again with the same token Secret is
+// Active at once, with no new consent. docs/sheetconnection.md says why
+// Revoke is the default.
+const DeletionPolicyAnnotation = "switchboard.dev/deletion-policy"
+
+// RetainGrant is the DeletionPolicyAnnotation value that keeps the grant.
+const RetainGrant = "Retain"
+
+// release is the deletion: the grant is revoked unless the connection's
+// deletion policy retains it.
+func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.SheetConnection, run *runner.Run) runner.Outcome {
+	if strings.EqualFold(obj.Annotations[DeletionPolicyAnnotation], RetainGrant) {
+		log.FromContext(ctx).Info("deleted with deletion policy Retain: the Google grant is kept in its token Secret",
+			"sheetConnection", klog.KObj(obj), "secret", obj.Spec.OAuth.TokenSecretRef.Name)
+		return runner.Continue()
+	}
+	return r.disconnect(ctx, obj, run)
 }
 
 // disconnect revokes the grant at Google and forgets it (seed 004 §4

@@ -112,7 +112,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetConnection] {
 		},
 		Ready:     active,
 		Suspend:   []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
-		Delete:    []runner.Phase[*v1alpha1.SheetConnection]{r.disconnect},
+		Delete:    []runner.Phase[*v1alpha1.SheetConnection]{r.release},
 		Transient: Retries,
 		Exhausted: func(*v1alpha1.SheetConnection) time.Duration { return HeaderRecheck },
 	}
