@@ -17,7 +17,9 @@ limitations under the License.
 // Package calendar_test runs CalendarWatch end to end on a real API
 // server: the controller in a manager, the webhook server's push and OAuth
 // routes, and the sandbox's Google OAuth and Calendar, whose push sender
-// posts to the webhook as Google would.
+// posts to the webhook as Google would. The webhook runs on a manager of
+// its own, so a test can stop the controller's manager and start a new
+// one, as an outage and a restart would.
 package calendar_test
 
 import (
@@ -30,7 +32,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
@@ -82,6 +86,45 @@ func (b *logBuffer) String() string {
 // ServiceAccounts, and any request the API server refuses fails the run.
 var rbac *testenv.ChartRBAC
 
+// out reaches the sandbox; every controllers' manager shares it.
+var out *outbound.Client
+
+// stopControllers stops the running controllers' manager (the webhook's
+// goes on, as its Deployment would while the manager's restarts).
+var stopControllers func()
+
+// startControllers starts a new manager running the CalendarWatch
+// controller, as the manager binary does, and sets stopControllers.
+func startControllers(e *testenv.Env) error {
+	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{
+		Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+		// A restarted manager registers the same controller names again.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
+	cal, err := gcalendar.New(context.Background(), out)
+	if err != nil {
+		return err
+	}
+	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
+	if err := (&calendarwatch.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
+		Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hookURL,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
+		return err
+	}
+	stopControllers = testenv.StartManager(mgr)
+	return nil
+}
+
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, testenv.WithChartRBAC(&rbac, "default"), func(e *testenv.Env) (func(), error) {
 		googleEm.AddClient("cal-client", "cal-secret")
@@ -89,33 +132,12 @@ func TestMain(m *testing.M) {
 		box = sandbox.New(googleEm, calEm)
 		srv := httptest.NewServer(box)
 		ups = sandbox.Upstreams(srv.URL)
-		out, err := outbound.New(ups, outbound.Options{Timeout: 2 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
-		if err != nil {
-			return nil, err
-		}
-		if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
+		var err error
+		if out, err = outbound.New(ups, outbound.Options{Timeout: 2 * time.Second}); err != nil {
 			return nil, err
 		}
 		hook := testenv.NewWebhook()
 		hookURL = hook.URL
-		cal, err := gcalendar.New(context.Background(), out)
-		if err != nil {
-			return nil, err
-		}
-		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-		if err := (&calendarwatch.Reconciler{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
-			Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hook.URL,
-		}).SetupWithManager(mgr); err != nil {
-			return nil, err
-		}
-		if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
-			return nil, err
-		}
 		// The webhook runs as the chart's webhook ServiceAccount, on its own
 		// cache, as its Deployment does.
 		hookMgr, err = testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
@@ -126,7 +148,9 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		stopHook := testenv.StartManager(hookMgr)
-		stop := testenv.StartManager(mgr)
-		return func() { stop(); stopHook(); calEm.Close(); hook.Close(); srv.Close() }, nil
+		if err := startControllers(e); err != nil {
+			return nil, err
+		}
+		return func() { stopControllers(); stopHook(); calEm.Close(); hook.Close(); srv.Close() }, nil
 	})
 }
