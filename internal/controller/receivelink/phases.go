@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
@@ -100,7 +101,21 @@ func active(l *v1alpha1.ReceiveLink) string {
 // the garbage collector: a deleted link is revoked, and a link created
 // again under its name (a GitOps delete and re-apply) must find no share
 // Secret to take over, or it would bring the revoked short link back.
+//
+// A reconcile may come from a cache that has not yet seen the finalizer go
+// (the event of the share Secret deleted here brings one at once): it must
+// not delete the blob a second time, nor touch a link created again under
+// the same name since. The API server says whether the link is still
+// there to release.
 func (r *Reconciler) release(ctx context.Context, l *v1alpha1.ReceiveLink, _ *runner.Run) runner.Outcome {
+	var live v1alpha1.ReceiveLink
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(l), &live)
+	switch {
+	case apierrors.IsNotFound(err), err == nil && (live.UID != l.UID || !controllerutil.ContainsFinalizer(&live, v1alpha1.Finalizer)):
+		return runner.Done() // released already
+	case err != nil:
+		return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("read the link: %w", err))
+	}
 	if l.Status.BlobDeletedAt == nil && l.Spec.DeletionPolicy != v1alpha1.DeletionPolicyRetain && mayDeleteBlob(l) {
 		o, err := r.object(ctx, l)
 		if err != nil {
