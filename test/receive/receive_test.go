@@ -29,6 +29,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,6 +44,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	corev1 "k8s.io/api/core/v1"
@@ -52,8 +54,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -102,6 +106,18 @@ var webhookNamespaces = map[string]bool{"switchboard-system": true}
 
 const bucket = "user-prize"
 
+// linkKeys is the default key Secret, in opns.
+const linkKeys = "link-keys"
+
+var (
+	// sandboxURL is the sandbox's (every upstream but S3).
+	sandboxURL string
+	// logger is the manager's and the webhook's.
+	logger logr.Logger
+	// stopMgr stops the manager running now.
+	stopMgr func()
+)
+
 // webhookClock reads hookNow.
 type webhookClock struct{}
 
@@ -127,6 +143,7 @@ func TestMain(m *testing.M) {
 		}
 		box := sandbox.New(discordEm)
 		srv := httptest.NewServer(box)
+		sandboxURL = srv.URL
 		set := sandbox.Upstreams(srv.URL)
 		if err := set.Set("s3=" + s3.Endpoint); err != nil {
 			return nil, err
@@ -138,7 +155,7 @@ func TestMain(m *testing.M) {
 		// The binaries' own filter (setup.Redact) over a logger that keeps
 		// verbosity 10, where client-go logs every request and response
 		// body: the token scan reads every line, client-go's included.
-		logger := setup.Redact(logs.Logger())
+		logger = setup.Redact(logs.Logger())
 		// The webhook as it runs in a cluster: the chart's ServiceAccount,
 		// and a cache of the managed-by Secrets of its own namespace only.
 		hookCfg := rest.CopyConfig(rbac.Webhook)
@@ -155,7 +172,7 @@ func TestMain(m *testing.M) {
 		hook := testenv.NewWebhook()
 		hook.StateNamespace = opns
 		hookURL = hook.URL
-		keys := types.NamespacedName{Namespace: opns, Name: "link-keys"}
+		keys := types.NamespacedName{Namespace: opns, Name: linkKeys}
 		audit := &webhook.Auditor{Client: hookMgr.GetClient(), Reader: hookMgr.GetAPIReader(),
 			Recorder: hookMgr.GetEventRecorder("switchboard-webhook"), Interval: 50 * time.Millisecond, Log: logger}
 		hook.Links = &webhook.Links{Namespace: opns, Cache: hookMgr.GetCache(), Blobs: bc,
@@ -169,21 +186,65 @@ func TestMain(m *testing.M) {
 		}
 		stopHook := testenv.StartManager(hookMgr)
 
-		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger})
-		if err != nil {
+		if err := startManager(e, s3.Endpoint); err != nil {
 			return nil, err
 		}
-		// Rotations reach the copies in the link namespace within a
-		// refresh: a short one here.
-		links := &receivelink.Controller{Namespace: opns, KeySecret: keys.Name, MirrorInterval: 100 * time.Millisecond}
-		if err := links.Setup(mgr, wire.Deps{Outbound: out, PublicURL: hookURL, Registerer: metrics}); err != nil {
-			return nil, err
-		}
-		stopMgr := testenv.StartManager(mgr)
 		auditCtx, stopAudit := context.WithCancel(ctx)
 		go func() { _ = audit.Start(auditCtx) }()
 		return func() { stopMgr(); stopAudit(); stopHook(); hook.Close(); srv.Close() }, nil
 	})
+}
+
+// startManager starts a new manager running the ReceiveLink controller as
+// the manager binary does, as the chart's ServiceAccount, reaching S3 at
+// s3URL and the other upstreams at the sandbox, and sets stopMgr. The
+// restore tests stop the manager and start another.
+func startManager(e *testenv.Env, s3URL string) error {
+	set := sandbox.Upstreams(sandboxURL)
+	if err := set.Set("s3=" + s3URL); err != nil {
+		return err
+	}
+	out, err := outbound.New(set, outbound.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger,
+		// A restarted manager registers the same controller name again.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err != nil {
+		return err
+	}
+	// Rotations reach the copies in the link namespace within a
+	// refresh: a short one here.
+	links := &receivelink.Controller{Namespace: opns, KeySecret: linkKeys, MirrorInterval: 100 * time.Millisecond}
+	if err := links.Setup(mgr, wire.Deps{Outbound: out, PublicURL: hookURL, Registerer: reregisterer{metrics}}); err != nil {
+		return err
+	}
+	stopMgr = testenv.StartManager(mgr)
+	return nil
+}
+
+// reregisterer registers collectors in a registry, each in place of one
+// registered before under the same descriptors: a restarted manager's
+// sweep counts in metrics as the stopped one's did.
+type reregisterer struct{ *prometheus.Registry }
+
+func (r reregisterer) Register(c prometheus.Collector) error {
+	err := r.Registry.Register(c)
+	var dup prometheus.AlreadyRegisteredError
+	if errors.As(err, &dup) {
+		r.Registry.Unregister(dup.ExistingCollector)
+		return r.Registry.Register(c)
+	}
+	return err
+}
+
+func (r reregisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // noRedirects is a client that shows each redirect, with a cookie jar.
