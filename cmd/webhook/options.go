@@ -18,10 +18,12 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
@@ -73,6 +75,15 @@ func (o *options) bindServerFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.RateLimit.Rate, "rate-limit", webhook.DefaultRateLimit, "Requests per second allowed per client address; 0 disables the limit.")
 	fs.IntVar(&s.RateLimit.Burst, "rate-limit-burst", webhook.DefaultBurst, "Requests a client may make at once.")
 	fs.BoolVar(&s.RateLimit.TrustForwardedFor, "trust-forwarded-for", false, "Key the rate limit by the first X-Forwarded-For address (only behind a proxy that sets it).")
+	s.Language = pages.En
+	fs.Func("language", "Language of the pages a person's browser gets (connect, sign-in, share link) when its Accept-Language names neither served language: en or ja (default en).", func(v string) error {
+		l, ok := pages.ParseLang(v)
+		if !ok {
+			return fmt.Errorf("%q is not a language the pages are written in (en, ja)", v)
+		}
+		s.Language = l
+		return nil
+	})
 }
 
 func envOr(name, fallback string) string {

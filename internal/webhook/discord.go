@@ -20,13 +20,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/session"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
@@ -37,16 +36,11 @@ import (
 // usersMePath is Discord's Get Current User.
 const usersMePath = "/api/users/@me"
 
-// discordBusy tells the person Discord is limiting requests and when to
-// reload: 503 with Retry-After, the sign-in kept.
-func discordBusy(w http.ResponseWriter, wait time.Duration) error {
-	secs := retryAfterSeconds(wait)
-	privatePage(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	w.WriteHeader(http.StatusServiceUnavailable)
-	return errorPage.Execute(w, map[string]any{"Title": "Discord is busy", "Status": http.StatusServiceUnavailable,
-		"Message": fmt.Sprintf("Discord is limiting sign-ins right now. Reload this page in %d seconds: your sign-in is kept.", secs)})
+// discordBusy tells the person Discord is limiting requests: 503 with
+// Retry-After, the sign-in kept, and the page loads itself again when the
+// wait is over.
+func discordBusy(w http.ResponseWriter, r *http.Request, wait time.Duration) error {
+	return showPage(w, r, retrying(http.StatusServiceUnavailable, retryAfterSeconds(wait), pages.DiscordBusyTitle, pages.Say(pages.DiscordBusyLine)), nil)
 }
 
 // discordUser reads the account of an access token: GET /users/@me
@@ -84,11 +78,3 @@ func discordUser(ctx context.Context, out *outbound.Client, limits *oauth.RateLi
 	}
 	return u, nil
 }
-
-var signedInPage = template.Must(template.New("signed-in").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Signed in</title></head>
-<body>
-<h1>✅ Signed in</h1>
-<p>You are signed in with Discord as {{.Username}}. Open your link again to receive the file.</p>
-</body></html>
-`))

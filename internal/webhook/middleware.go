@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 )
 
 // The middleware chain of the public listener (Server.Handler), outermost
@@ -61,7 +62,8 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		// The logger carries the request id and the route pattern, never the
 		// raw path: some paths are derived from secrets.
 		log := s.opts.Log.WithValues("requestID", id)
-		next.ServeHTTP(w, r.WithContext(logr.NewContext(r.Context(), log)))
+		ctx := pages.WithDefault(logr.NewContext(r.Context(), log), s.opts.Language)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -102,8 +104,15 @@ func (s *Server) withBodyLimit(next http.Handler) http.Handler {
 func (s *Server) withRateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if wait, ok := s.limiter.allow(clientIP(r, s.opts.RateLimit.TrustForwardedFor)); !ok {
-			e := Errorf(http.StatusTooManyRequests, "too many requests; retry after %d seconds", retryAfterSeconds(wait))
-			e.RetryAfter = retryAfterSeconds(wait)
+			secs := retryAfterSeconds(wait)
+			if r.Method == http.MethodGet && pages.WantsHTML(r) {
+				// A person's browser (a share link, a connect link): a page
+				// that waits and tries again by itself.
+				_ = showPage(w, r, retrying(http.StatusTooManyRequests, secs, pages.TooManyTitle, pages.Say(pages.TooManyLine)), nil)
+				return
+			}
+			e := Errorf(http.StatusTooManyRequests, "too many requests; retry after %d seconds", secs)
+			e.RetryAfter = secs
 			WriteError(w, e)
 			return
 		}

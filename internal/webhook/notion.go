@@ -17,21 +17,12 @@ limitations under the License.
 package webhook
 
 import (
-	"context"
-	"fmt"
-	"html/template"
-	"io"
 	"net/http"
 	"strings"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
@@ -45,81 +36,6 @@ var notionFamily = Family{Name: "notion", Routes: func(d Deps) []Route {
 		{Pattern: "POST " + papers.EventsPrefix + "{digest}", Handler: connectionEvents(d)},
 	}
 }, OAuth: &OAuthTarget{Target: targets.Notion, Success: notionSuccess}}
-
-// notionSuccess follows seed 000 §3.1.2's page (the database and the next
-// steps) with what the integration's status holds at this moment, and
-// with the next steps Notion's real UI allows (the seed's "Send HTTP
-// request" with a method and a body does not exist): nothing more, when
-// the public integration's connection webhook is verified (the webhook
-// keeps its token); else a database automation's "Send webhook", on a
-// paid plan, with the hourly backfill as the floor. The callback answers
-// at once rather than wait for the controller, so a database not found
-// yet is shown as the kubectl command that will show it. The page does
-// not refresh itself: its URL carries a state that was just consumed, so
-// reloading it can only answer 403.
-func notionSuccess(w io.Writer, d Deps, res *oauth.Resource, extra map[string]string) error {
-	ni := res.Object.(*v1alpha1.NotionIntegration)
-	key := types.NamespacedName{Namespace: ni.Namespace, Name: ni.Name}
-	vars := map[string]any{
-		"Workspace": extra["workspace_name"], "DatabaseURL": ni.Status.DatabaseURL, "WebhookURL": "",
-		"Link": papers.LinkProperty(ni), "Backfill": spoken(ni.Spec.BackfillInterval.Duration),
-		"Events": eventsVerified(d, ni), "Get": successVars("notionintegration", key),
-	}
-	if ni.Status.WebhookPath != "" {
-		vars["WebhookURL"] = strings.TrimSuffix(d.PublicURL, "/") + ni.Status.WebhookPath
-	}
-	return notionSuccessPage.Execute(w, vars)
-}
-
-// spoken is a duration as a person says it: "an hour", "90 minutes".
-func spoken(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "an hour"
-	case d == time.Hour:
-		return "an hour"
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%d hours", d/time.Hour)
-	case d%time.Minute == 0:
-		return fmt.Sprintf("%d minutes", d/time.Minute)
-	}
-	return d.String()
-}
-
-// eventsVerified: Notion has sent the public integration's connection
-// webhook its verification token, so its events arrive.
-func eventsVerified(d Deps, ni *v1alpha1.NotionIntegration) bool {
-	if ni.Status.EventsPath == "" {
-		return false
-	}
-	var sec corev1.Secret
-	key := types.NamespacedName{Namespace: d.StateNamespace, Name: papers.VerificationSecretName(ni.Status.EventsPath)}
-	return d.Client.Get(context.Background(), key, &sec) == nil && len(sec.Data[papers.VerificationTokenKey]) > 0
-}
-
-var notionSuccessPage = template.Must(template.New("notion-success").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Notion connected</title></head>
-<body>
-<h1>✅ Connected{{if .Workspace}} to {{.Workspace}}{{end}}</h1>
-<p>Database: {{if .DatabaseURL}}<a href="{{.DatabaseURL}}" target="_blank">ArXiv Papers</a>{{else}}being prepared — its link appears in <code>{{.Get.KubectlGet}} -o jsonpath='{.status.databaseURL}'</code> within moments{{end}}</p>
-<p>Status: <code>{{.Get.KubectlGet}}</code></p>
-{{if .Events}}<h2>Next: nothing to set up</h2>
-<p>Notion tells this server when a page changes. Paste an arXiv link into a page's {{.Link}}, and within a minute or two its Title, Authors, Summary and Publication Year are filled in.</p>
-{{else}}<h2>Next</h2>
-<p>Pages whose {{.Link}} holds an arXiv link are filled within {{.Backfill}}. To have them filled within seconds, on a paid Notion plan, add a database automation:</p>
-<ol>
-<li>Open the database in Notion and click ⚡ at its top, then New automation.</li>
-<li>New trigger: Property edited, and choose {{.Link}}.</li>
-<li>New action: Send webhook.</li>
-<li>URL: <code>{{if .WebhookURL}}{{.WebhookURL}}{{else}}the public URL of this server followed by the path that <code>{{.Get.KubectlGet}} -o jsonpath='{.status.webhookPath}'</code> prints{{end}}</code></li>
-<li>Under the page properties the webhook sends, tick {{.Link}}.</li>
-<li>Click Create.</li>
-</ol>
-<p>There is no method or body to fill in: Notion sends the page itself.</p>
-{{end}}<h2>Use</h2>
-<ol><li>Add a page to the database.</li><li>Put an arXiv URL in {{.Link}}, e.g. https://arxiv.org/abs/2301.12345.</li><li>The title, authors, summary and year are filled in.</li></ol>
-</body></html>
-`))
 
 // automation takes a Notion Automation's request on the integration's
 // secret path, in Notion's "Send webhook" shape or the seed's body, and

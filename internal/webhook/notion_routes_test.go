@@ -254,16 +254,19 @@ func TestTheSuccessPageGivesStepsNotionsUIAllows(t *testing.T) {
 		if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "lab", Name: "research"}, &ni); err != nil {
 			t.Fatal(err)
 		}
-		var page strings.Builder
-		d := Deps{Client: f.c, StateNamespace: "switchboard", PublicURL: "https://hooks.example"}
-		if err := notionSuccess(&page, d, &oauth.Resource{Object: &ni}, map[string]string{"workspace_name": "Lab"}); err != nil {
+		ni.Status.DatabaseURL = "https://www.notion.so/papers"
+		page := httptest.NewRecorder()
+		d := Deps{Client: f.c, APIReader: f.c, StateNamespace: "switchboard", PublicURL: "https://hooks.example"}
+		if err := notionSuccess(page, httptest.NewRequest(http.MethodGet, "/oauth/notion/callback", nil), d, &oauth.Resource{Object: &ni}, map[string]string{"workspace_name": "Lab"}); err != nil {
 			t.Fatal(err)
 		}
-		body := page.String()
+		body := page.Body.String()
 		switch {
 		case strings.Contains(body, "Send HTTP request") || strings.Contains(body, "Method"):
 			t.Fatalf("the page asks for what Notion's UI does not have:\n%s", body)
-		case token != "" && (!strings.Contains(body, "nothing to set up") || strings.Contains(body, "Send webhook")):
+		case !strings.Contains(body, `href="https://www.notion.so/papers"`) || strings.Contains(body, "kubectl get notionintegration") && !strings.Contains(body, "<details>"):
+			t.Fatalf("the database link is missing, or kubectl is shown to the researcher:\n%s", body)
+		case token != "" && (!strings.Contains(body, "Nothing to set up") || strings.Contains(body, "Send webhook")):
 			t.Fatalf("with the connection webhook verified:\n%s", body)
 		case token == "" && (!strings.Contains(body, "Send webhook") || !strings.Contains(body, "https://hooks.example"+ni.Status.WebhookPath)):
 			t.Fatalf("without the connection webhook:\n%s", body)

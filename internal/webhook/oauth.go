@@ -22,10 +22,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 )
 
 // The oauth route family connects a resource to a provider:
@@ -51,13 +52,14 @@ import (
 // connected.
 type OAuthTarget struct {
 	oauth.Target
-	// Success writes the body of the page shown after the grant is saved
-	// (nil: a generic page). It must answer at once from what it is given:
-	// the resource as read after the manager received the grant, and the
-	// provider's fields of the grant that are not secret (oauth.Outcome).
-	// It must not show anything secret that is not already in the
-	// resource's status.
-	Success func(w io.Writer, d Deps, res *oauth.Resource, extra map[string]string) error
+	// Success answers with the page shown after the grant is saved (nil:
+	// a generic page), from what it is given — the resource as read after
+	// the manager received the grant, and the provider's fields of the
+	// grant that are not secret (oauth.Outcome) — and what it may read of
+	// that resource for a few seconds more (Notion's database, which the
+	// manager finds or creates just after). It must not show anything
+	// secret that is not already in the resource's status.
+	Success func(w http.ResponseWriter, r *http.Request, d Deps, res *oauth.Resource, extra map[string]string) error
 }
 
 // oauthFamily serves the OAuth routes of the targets of the families the
@@ -111,9 +113,8 @@ func (d Deps) oauthStates() *oauth.States {
 // prove the capability: no token, a wrong one, a resource that does not
 // exist or has no connect token published. One page for all, so a stranger
 // learns nothing, not even whether the resource exists (issue 7 §1.3).
-func refuseConnect(w http.ResponseWriter) error {
-	return htmlError(w, http.StatusForbidden, "This connect link is not valid",
-		"Ask whoever manages the resource for its current connect link. Links work once: a new one is made after each successful connect.")
+func refuseConnect(w http.ResponseWriter, r *http.Request) error {
+	return showPage(w, r, refusal(http.StatusForbidden, pages.ConnectInvalidTitle, pages.Say(pages.ConnectInvalidLine)), nil)
 }
 
 // connect starts the OAuth flow for one resource (seed 000 §3.1.1), but
@@ -130,37 +131,36 @@ func connect(d Deps) HandlerFunc {
 		name := r.PathValue("target")
 		target, ok := d.lookupOAuthTarget(name)
 		if !ok {
-			return htmlError(w, http.StatusNotFound, "Unknown OAuth target", "Nothing connects under /oauth/"+name+"/.")
+			return showPage(w, r, refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.UnknownTargetLine, pages.Code("/oauth/"+name+"/"))), nil)
 		}
 		ctx := r.Context()
 		q := r.URL.Query()
 		key := types.NamespacedName{Namespace: q.Get("namespace"), Name: q.Get("name")}
 		res, err := proveConnectToken(ctx, d, target, key, q.Get("token"))
 		if err != nil {
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
+			return showPage(w, r, startFailed(), err)
 		}
 		if res == nil {
-			return refuseConnect(w)
+			return refuseConnect(w, r)
 		}
 		// The token is proven: from here on, answers may differ.
 		if exp := res.Connect.ConnectExpiresAt; exp != nil && !d.now().Before(exp.Time) {
-			return htmlError(w, http.StatusForbidden, "This connect link has expired",
-				fmt.Sprintf("Connect links work for %s. A new one is ready: kubectl get secret -n %s %s -o jsonpath='{.data.url}' | base64 -d",
-					oauth.ConnectTTL, key.Namespace, oauth.ConnectSecretName(key.Name)))
+			p := refusal(http.StatusForbidden, pages.ConnectExpiredTitle, pages.Say(pages.ConnectExpiredLine, int(oauth.ConnectTTL/time.Minute)))
+			p.Admin = []string{fmt.Sprintf("kubectl get secret -n %s %s -o jsonpath='{.data.url}' | base64 -d", key.Namespace, oauth.ConnectSecretName(key.Name))}
+			return showPage(w, r, p, nil)
 		}
 		if oauth.StatusLocked(res) {
-			return alreadyConnected(w, target.Kind, key)
+			return alreadyConnected(w, r, target.Kind, key)
 		}
 		if res.Connect.ClientID == "" {
-			return htmlError(w, http.StatusInternalServerError, "Not configured",
-				"The OAuth client Secret is missing or incomplete. "+fmt.Sprintf("kubectl describe %s -n %s %s", target.Kind, key.Namespace, key.Name)+" tells more.")
+			return showPage(w, r, notSetUp(fmt.Sprintf("kubectl describe %s -n %s %s", target.Kind, key.Namespace, key.Name)), nil)
 		}
 		provider := target.ProviderFor(res)
 		verifier := pkceVerifier(provider)
 		state, err := d.oauthStates().Create(ctx, oauth.State{Target: name, Namespace: key.Namespace, Name: key.Name,
 			ResourceUID: res.Object.GetUID(), ConnectTokenHash: res.Connect.ConnectTokenHash, Verifier: verifier})
 		if err != nil {
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be started.", err)
+			return showPage(w, r, startFailed(), err)
 		}
 		privatePage(w)
 		http.Redirect(w, r, authorizeURL(d, provider, d.redirectURI(name), res.Connect.ClientID, state, verifier), http.StatusFound)
@@ -197,11 +197,27 @@ func proveConnectToken(ctx context.Context, d Deps, target OAuthTarget, key type
 	return res, nil
 }
 
-func alreadyConnected(w http.ResponseWriter, kind string, key types.NamespacedName) error {
-	return htmlError(w, http.StatusConflict, "Already connected",
-		fmt.Sprintf("%s %s has a grant that works, so it was not replaced. To replace it, annotate the resource and open a fresh connect link: "+
-			"kubectl annotate -n %s --overwrite %s/%s %s=\"$(date +%%s)\"",
-			kind, key, key.Namespace, kind, key.Name, v1alpha1.ReconnectAnnotation))
+// alreadyConnected refuses to replace a grant that works; the platform
+// team's line says how to let a fresh connect link replace it.
+func alreadyConnected(w http.ResponseWriter, r *http.Request, kind string, key types.NamespacedName) error {
+	p := refusal(http.StatusConflict, pages.AlreadyTitle, pages.Say(pages.AlreadyLine))
+	p.Mark = pages.Info
+	p.Admin = []string{fmt.Sprintf("kubectl annotate -n %s --overwrite %s/%s %s=\"$(date +%%s)\"", key.Namespace, kind, key.Name, v1alpha1.ReconnectAnnotation)}
+	return showPage(w, r, p, nil)
+}
+
+// startFailed is the answer when a connect could not be started (a read
+// or a state write failed): the same link, loaded again, may pass.
+func startFailed() pages.Page {
+	return retrying(http.StatusServiceUnavailable, retryAfterSeconds(DefaultRetryAfter), pages.TryAgainTitle, pages.Say(pages.StartFailedLine))
+}
+
+// notSetUp is the answer when the provider's client is not configured:
+// the person is told whom to tell, the platform team where to look.
+func notSetUp(admin ...string) pages.Page {
+	p := refusal(http.StatusInternalServerError, pages.NotSetUpTitle, pages.Say(pages.NotSetUpLine))
+	p.Admin = admin
+	return p
 }
 
 // pkceVerifier is a new PKCE code verifier (RFC 7636 §4.1: 43 to 128
@@ -238,15 +254,11 @@ func authorizeURL(d Deps, p oauth.Provider, redirectURI, clientID, state, verifi
 
 // callbackWords are what a callback's refusals tell the person.
 type callbackWords struct {
-	links   string // what lasts 10 minutes: "links", "sign-ins"
-	restart string // after a state that is not valid
-	retry   string // after a state that could not be checked
-	who     string // who answered error=
-	denied  string // after an error= answer
+	restart pages.Text // what to do after a refusal: start again from where
+	who     pages.Text // who answered error=, or refused the code
 }
 
-var connectWords = callbackWords{links: "links", restart: "Start again from the connect link.",
-	retry: "Start again from the connect link.", who: "The provider", denied: "Start again to connect."}
+var connectWords = callbackWords{restart: pages.StartAgainConnect, who: pages.TheProvider}
 
 // consumeState uses a callback's state once, for target: the connect
 // callback and the Discord sign-in share it. browser is the digest of the
@@ -260,13 +272,12 @@ func consumeState(w http.ResponseWriter, r *http.Request, states *oauth.States, 
 	st, err := states.ConsumeIn(r.Context(), q.Get("state"), browser)
 	switch {
 	case errors.Is(err, oauth.ErrStateInvalid) || err == nil && st.Target != target:
-		return st, false, htmlError(w, http.StatusForbidden, "This sign-in link is not valid",
-			"It was already used, it expired ("+words.links+" last 10 minutes), or it was not issued here. "+words.restart)
+		return st, false, showPage(w, r, refusal(http.StatusForbidden, pages.SignInInvalidTitle, pages.Say(pages.SignInInvalidLine), pages.Say(words.restart)), nil)
 	case err != nil:
-		return st, false, htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The sign-in could not be checked. "+words.retry, err)
+		return st, false, showPage(w, r, refusal(http.StatusServiceUnavailable, pages.TryAgainTitle, pages.Say(pages.CheckFailedLine), pages.Say(words.restart)), err)
 	}
 	if e := q.Get("error"); e != "" {
-		return st, false, htmlError(w, http.StatusForbidden, "Access was not granted", words.who+" answered: "+e+". "+words.denied)
+		return st, false, showPage(w, r, refusal(http.StatusForbidden, pages.DeniedTitle, pages.Say(pages.DeniedLine, words.who, pages.Code(e)), pages.Say(words.restart)), nil)
 	}
 	return st, true, nil
 }
@@ -291,7 +302,7 @@ func callback(d Deps) HandlerFunc {
 		}
 		target, ok := d.lookupOAuthTarget(name)
 		if !ok {
-			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
+			return showPage(w, r, refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.GoneLine)), nil)
 		}
 		key := types.NamespacedName{Namespace: st.Namespace, Name: st.Name}
 		handovers := d.handovers()
@@ -299,38 +310,49 @@ func callback(d Deps) HandlerFunc {
 			ResourceUID: st.ResourceUID, ConnectTokenHash: st.ConnectTokenHash, Code: q.Get("code"), Verifier: st.Verifier,
 			RedirectURI: d.redirectURI(name)})
 		if err != nil {
-			return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The grant could not be handed over. Start again from the connect link.", err)
+			return showPage(w, r, refusal(http.StatusServiceUnavailable, pages.TryAgainTitle, pages.Say(pages.HandoverFailedLine), pages.Say(pages.StartAgainConnect)), err)
 		}
 		out, answered := handovers.Await(ctx, hk)
 		if !answered {
-			return htmlPage(w, http.StatusAccepted, "Connecting…", fmt.Sprintf(
-				"The grant for %s %s was handed to the operator, which saves it as soon as it runs. Follow it with: kubectl get %s -n %s %s",
-				target.Kind, key, target.Kind, key.Namespace, key.Name))
+			return showPage(w, r, pages.Page{Status: http.StatusAccepted, Mark: pages.Wait, Title: pages.Say(pages.ConnectingTitle),
+				Lines: []pages.Line{pages.Say(pages.ConnectingLine), pages.Say(pages.CloseThisPage)}, Admin: []string{kubectlGet(target.Kind, key)}}, nil)
 		}
 		switch out.Result {
 		case oauth.Connected:
 		case oauth.Gone:
-			return htmlError(w, http.StatusNotFound, "Not found", "The resource this sign-in was for no longer exists.")
+			return showPage(w, r, refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.GoneLine)), nil)
 		case oauth.Locked:
-			return alreadyConnected(w, target.Kind, key)
+			return alreadyConnected(w, r, target.Kind, key)
 		case oauth.Stale:
-			return refuseConnect(w)
-		case oauth.Refused:
-			return htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "The provider did not accept the code. Start again from the connect link.")
-		case oauth.Unavailable:
-			return htmlError(w, http.StatusBadGateway, "The provider did not answer", "Try again in a moment.")
-		case oauth.Misconfigured:
-			return htmlError(w, http.StatusInternalServerError, "Not configured", "The OAuth client Secret is missing or incomplete.")
+			return refuseConnect(w, r)
 		default:
-			return htmlError(w, http.StatusInternalServerError, "The grant could not be saved", "Try again.")
+			if p, failed := handoverFailed(out.Result); failed {
+				return showPage(w, r, p, nil)
+			}
 		}
-		privatePage(w)
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		res, err := target.Resolve(ctx, d.APIReader, key)
 		if err != nil || target.Success == nil {
 			// The grant is saved: a page without the resource's details.
-			return genericSuccess.Execute(w, successVars(target.Kind, key))
+			return genericSuccess(w, r, target.Kind, key)
 		}
-		return target.Success(w, d, res, out.Extra)
+		return target.Success(w, r, d, res, out.Extra)
 	}
+}
+
+// handoverFailed is the page of a handover the manager could not turn
+// into a grant; failed is false for a grant saved (oauth.Connected).
+func handoverFailed(result oauth.Result) (_ pages.Page, failed bool) {
+	switch result {
+	case oauth.Connected:
+		return pages.Page{}, false
+	case oauth.Refused:
+		return refusal(http.StatusUnauthorized, pages.CodeRefusedTitle, pages.Say(pages.CodeRefusedLine, pages.TheProvider), pages.Say(pages.StartAgainConnect)), true
+	case oauth.Unavailable:
+		p := refusal(http.StatusBadGateway, pages.ProviderDownTtl, pages.Say(pages.StartAgainConnect))
+		p.Title = pages.Say(pages.ProviderDownTtl, pages.TheProvider)
+		return p, true
+	case oauth.Misconfigured:
+		return notSetUp(), true
+	}
+	return refusal(http.StatusInternalServerError, pages.SaveFailedTitle, pages.Say(pages.StartAgainConnect)), true
 }

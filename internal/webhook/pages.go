@@ -18,81 +18,59 @@ package webhook
 
 import (
 	"fmt"
-	"html/template"
 	"net/http"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/switchboard-dev/switchboard/internal/pages"
 )
 
-// The HTML pages the OAuth and sign-in routes answer a person's browser
-// with (seed 000 §7.3: OAuth errors are HTML pages, not JSON).
+// The HTML pages the OAuth, sign-in and share-link routes answer a
+// person's browser with (seed 000 §7.3: OAuth errors are HTML pages, not
+// JSON), each written by package pages in the reader's language.
 
-// successInfo is what every success page may show.
-type successInfo struct {
-	Kind, Namespace, Name string
-	// KubectlGet shows the resource's status.
-	KubectlGet string
+// kubectlGet is the platform team's line that follows a resource.
+func kubectlGet(kind string, key types.NamespacedName) string {
+	return fmt.Sprintf("kubectl get %s -n %s %s", kind, key.Namespace, key.Name)
 }
 
-func successVars(kind string, key types.NamespacedName) successInfo {
-	return successInfo{Kind: kind, Namespace: key.Namespace, Name: key.Name,
-		KubectlGet: fmt.Sprintf("kubectl get %s -n %s %s", kind, key.Namespace, key.Name)}
+// genericSuccess is the success page of a kind without one of its own.
+func genericSuccess(w http.ResponseWriter, r *http.Request, kind string, key types.NamespacedName) error {
+	return showPage(w, r, pages.Page{Status: http.StatusOK, Mark: pages.Done, Title: pages.Say(pages.ConnectedTitle),
+		Lines: []pages.Line{pages.Say(pages.ConnectedLine), pages.Say(pages.CloseThisPage)},
+		Admin: []string{kubectlGet(kind, key)}}, nil)
 }
 
-var genericSuccess = template.Must(template.New("success").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Connected</title></head>
-<body>
-<h1>✅ Connected</h1>
-<p>The grant for {{.Kind}} {{.Namespace}}/{{.Name}} is saved; its controller takes it from here.</p>
-<p>Follow it with <code>{{.KubectlGet}}</code>.</p>
-</body></html>
-`))
-
-// htmlPage answers a person's browser with a page that is not an error.
-func htmlPage(w http.ResponseWriter, status int, title, message string) error {
-	privatePage(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	return infoPage.Execute(w, map[string]any{"Title": title, "Message": message})
+// refusal is a page that refuses: its status, title and lines.
+func refusal(status int, title pages.Text, lines ...pages.Line) pages.Page {
+	return pages.Page{Status: status, Mark: pages.Refused, Title: pages.Say(title), Lines: lines}
 }
 
-var infoPage = template.Must(template.New("info").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
-<body><h1>{{.Title}}</h1><p>{{.Message}}</p></body></html>
-`))
-
-// htmlError answers a person's browser (seed 000 §7.3: OAuth errors are
-// HTML pages). It returns nil: the answer is written.
-func htmlError(w http.ResponseWriter, status int, title, message string) error {
-	return htmlErrorCause(w, nil, status, title, message, nil)
+// retrying is a refusal the page retries by itself after wait (a 503 or
+// 429 whose request, sent again, may pass).
+func retrying(status int, wait int, title pages.Text, lines ...pages.Line) pages.Page {
+	p := refusal(status, title, lines...)
+	p.Mark, p.RetryIn = pages.Wait, wait
+	return p
 }
 
-// htmlErrorCause is htmlError that logs the cause of a server-side failure
-// (never shown to the browser). A 503 carries Retry-After, as every 503 of
-// the webhook does.
-func htmlErrorCause(w http.ResponseWriter, r *http.Request, status int, title, message string, cause error) error {
-	if r != nil && cause != nil {
-		logr.FromContextOrDiscard(r.Context()).Error(cause, "OAuth route failed", "status", status)
+// showPage answers a person's browser with p, logging cause (never shown)
+// of a server-side failure. Every 503 carries Retry-After, as every 503
+// of the webhook does, whether or not the page retries by itself.
+func showPage(w http.ResponseWriter, r *http.Request, p pages.Page, cause error) error {
+	if cause != nil {
+		logr.FromContextOrDiscard(r.Context()).Error(cause, "a person's page answered an error", "status", p.Status)
 	}
-	privatePage(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if status == http.StatusServiceUnavailable {
+	if p.Status == http.StatusServiceUnavailable && p.RetryIn <= 0 {
 		w.Header().Set("Retry-After", retryAfterHeader(DefaultRetryAfter))
 	}
-	w.WriteHeader(status)
-	return errorPage.Execute(w, map[string]any{"Title": title, "Message": message, "Status": status})
+	return pages.Write(w, r, p)
 }
 
-// privatePage keeps an OAuth page out of caches and its URL (which carries
-// the connect token, or a code and state) out of the Referer header of any
-// link the page shows.
+// privatePage keeps a redirect's URL (which carries the connect token, or
+// a code and state) out of caches and out of the Referer header.
 func privatePage(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 }
-
-var errorPage = template.Must(template.New("error").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
-<body><h1>{{.Title}}</h1><p>{{.Message}}</p><p><small>HTTP {{.Status}}</small></p></body></html>
-`))

@@ -35,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/session"
 )
 
@@ -46,7 +47,30 @@ import (
 // The short token is the capability: without the right one the answer is
 // the same 404 whether a link exists or not, and nothing is written.
 
-var receiveFamily = Family{Name: "receive", Routes: oneRoute("GET /r/{short}", resolve)}
+var receiveFamily = Family{Name: "receive", Routes: func(d Deps) []Route {
+	return []Route{{Pattern: "GET /r/{short}", Handler: resolve(d), Page: linkPage}}
+}}
+
+// linkPage is what a browser opening a share link gets for each refusal
+// (seed 003's JSON errors stay for API clients): the words for the person
+// who holds the link, by the refusal's status.
+func linkPage(e *Error) pages.Page {
+	switch e.Status {
+	case http.StatusNotFound:
+		return refusal(e.Status, pages.LinkNotFoundTitle, pages.Say(pages.LinkNotFoundLine))
+	case http.StatusGone:
+		return refusal(e.Status, pages.LinkExpiredTitle, pages.Say(pages.LinkExpiredLine))
+	case http.StatusForbidden:
+		return refusal(e.Status, pages.LinkOtherUserTitle, pages.Say(pages.LinkOtherUserLine))
+	case http.StatusTooManyRequests:
+		return retrying(e.Status, max(e.RetryAfter, 1), pages.TooManyTitle, pages.Say(pages.SignInsBusyLine))
+	case http.StatusServiceUnavailable:
+		return retrying(e.Status, retryAfterSeconds(DefaultRetryAfter), pages.TryAgainTitle, pages.Say(pages.LinkBusyLine))
+	case http.StatusInternalServerError:
+		return notSetUp()
+	}
+	return refusal(e.Status, pages.SomethingTitle, pages.Say(pages.SomethingLine))
+}
 
 // DefaultPresignTTL is how long a resolved download URL works (never past
 // the link's expiry): long enough to start a download, short enough that a

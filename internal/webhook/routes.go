@@ -29,6 +29,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
 
@@ -42,6 +43,10 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 type Route struct {
 	Pattern string
 	Handler HandlerFunc
+	// Page, when set, is the page a browser gets for an error the handler
+	// returns (a person opening a share link is not an API client); a
+	// request whose Accept does not name text/html keeps the JSON error.
+	Page func(*Error) pages.Page
 }
 
 // Deps is what a route family may use. The webhook server writes only to

@@ -37,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/reqmetrics"
 )
 
@@ -100,6 +101,9 @@ type Options struct {
 	Gatherer prometheus.Gatherer
 	// Log is the base logger.
 	Log logr.Logger
+	// Language is the language of the pages a person's browser gets when
+	// its Accept-Language names none served (pages.En when empty).
+	Language pages.Lang
 }
 
 // Server is the webhook HTTP server.
@@ -200,6 +204,14 @@ func (s *Server) handle(family string, rt Route) (err error) {
 			e := asError(err)
 			if e.Status >= 500 {
 				logr.FromContextOrDiscard(r.Context()).Error(e.Cause, "request failed", "family", family, "code", e.Code)
+			}
+			if rt.Page != nil && pages.WantsHTML(r) {
+				p := rt.Page(e)
+				if e.RetryAfter > 0 && p.RetryIn > 0 {
+					p.RetryIn = e.RetryAfter
+				}
+				_ = showPage(w, r, p, nil)
+				return
 			}
 			WriteError(w, e)
 		}

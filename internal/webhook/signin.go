@@ -29,6 +29,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/session"
 )
 
@@ -62,8 +63,7 @@ const (
 const SignInTarget = "discord-signin"
 
 // signInWords are what the sign-in callback's refusals say.
-var signInWords = callbackWords{links: "sign-ins", restart: "Open your link again to sign in.",
-	retry: "Open your link again.", who: "Discord", denied: "Open your link again to sign in."}
+var signInWords = callbackWords{restart: pages.OpenLinkAgain, who: pages.Discord}
 
 // signInCallbackPath is the callback registered with the Discord
 // application (its redirect URI is PublicURL + this path).

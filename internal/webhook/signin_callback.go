@@ -25,6 +25,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 	"github.com/switchboard-dev/switchboard/internal/session"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 )
@@ -39,7 +40,7 @@ import (
 func signInCallback(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if d.SignIn == nil {
-			return htmlError(w, http.StatusNotFound, "Not found", "This server does not offer a Discord sign-in.")
+			return showPage(w, r, refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.NoSignInLine)), nil)
 		}
 		c, answered, err := beginSignInCallback(w, r, d)
 		if answered {
@@ -54,7 +55,7 @@ func signInCallback(d Deps) HandlerFunc {
 			return herr
 		}
 		if err != nil {
-			return htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
+			return showPage(w, r, discordDown(), err)
 		}
 		return c.signIn(u, tok)
 	}
@@ -81,7 +82,7 @@ func beginSignInCallback(w http.ResponseWriter, r *http.Request, d Deps) (*signI
 	// A Discord limit known to hold is waited out before the state is
 	// touched: nothing is sent, nothing spent.
 	if wait := max(c.limits.Wait(c.p.TokenUpstream, c.p.TokenPath), c.limits.Wait(upstream.Discord, usersMePath)); wait > 0 && c.p.RememberRateLimits {
-		return nil, true, discordBusy(w, wait)
+		return nil, true, discordBusy(w, r, wait)
 	}
 	c.states = d.signInStates()
 	st, ok, err := consumeState(w, r, c.states, browserDigestOf(r), SignInTarget, signInWords)
@@ -103,10 +104,9 @@ func (c *signInCall) limited(err error, grant *oauth.Token) (done bool, _ error)
 	}
 	c.st.Pending = grant
 	if rerr := c.states.Restore(c.r.Context(), c.r.URL.Query().Get("state"), c.st); rerr != nil {
-		return true, htmlErrorCause(c.w, c.r, http.StatusServiceUnavailable, "Try again",
-			"Discord is limiting sign-ins. Open your link again in a moment.", errors.Join(err, rerr))
+		return true, showPage(c.w, c.r, refusal(http.StatusServiceUnavailable, pages.DiscordBusyTitle, pages.Say(pages.DiscordBusyLine), pages.Say(pages.OpenLinkSoon)), errors.Join(err, rerr))
 	}
-	return true, discordBusy(c.w, wait)
+	return true, discordBusy(c.w, c.r, wait)
 }
 
 // grant is the grant the state keeps from a callback Discord limited, or
@@ -119,7 +119,7 @@ func (c *signInCall) grant() (*oauth.Token, bool, error) {
 	ctx, w, r := c.r.Context(), c.w, c.r
 	creds, err := c.s.Engine.Store.LoadClient(ctx, c.s.ClientKey)
 	if err != nil {
-		return nil, true, htmlErrorCause(w, r, http.StatusInternalServerError, "Not configured", "The Discord client Secret is missing or incomplete.", err)
+		return nil, true, showPage(w, r, notSetUp(), err)
 	}
 	t, err := c.s.Engine.Exchange(ctx, c.p, creds, r.URL.Query().Get("code"), c.d.signInRedirectURI(), c.st.Verifier)
 	if done, herr := c.limited(err, nil); done {
@@ -127,9 +127,9 @@ func (c *signInCall) grant() (*oauth.Token, bool, error) {
 	}
 	switch {
 	case errors.Is(err, oauth.ErrReauthRequired):
-		return nil, true, htmlError(w, http.StatusUnauthorized, "The sign-in code was refused", "Discord did not accept the code. Open your link again to sign in.")
+		return nil, true, showPage(w, r, refusal(http.StatusUnauthorized, pages.CodeRefusedTitle, pages.Say(pages.CodeRefusedLine, pages.Discord), pages.Say(pages.OpenLinkAgain)), nil)
 	case err != nil:
-		return nil, true, htmlErrorCause(w, r, http.StatusBadGateway, "Discord did not answer", "Open your link again in a moment.", err)
+		return nil, true, showPage(w, r, discordDown(), err)
 	}
 	return &t, false, nil
 }
@@ -141,7 +141,7 @@ func (c *signInCall) signIn(u session.User, tok *oauth.Token) error {
 	w, r := c.w, c.r
 	sid, err := c.s.Create(r.Context(), u, *tok)
 	if err != nil {
-		return htmlErrorCause(w, r, http.StatusServiceUnavailable, "Try again", "The session could not be saved. Open your link again.", err)
+		return showPage(w, r, refusal(http.StatusServiceUnavailable, pages.TryAgainTitle, pages.Say(pages.SessionFailedLine), pages.Say(pages.OpenLinkAgain)), err)
 	}
 	http.SetCookie(w, sessionCookie(sid, int(c.s.TTLOrDefault()/time.Second)))
 	// The claim cookie has done its work whatever happens next.
@@ -153,6 +153,14 @@ func (c *signInCall) signIn(u session.User, tok *oauth.Token) error {
 		http.Redirect(w, r, strings.TrimSuffix(c.d.PublicURL, "/")+"/r/"+url.PathEscape(cc.Value), http.StatusFound) //nolint:gosec // G710: see above
 		return nil
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return signedInPage.Execute(w, u)
+	return showPage(w, r, pages.Page{Status: http.StatusOK, Mark: pages.Done, Title: pages.Say(pages.SignedInTitle),
+		Lines: []pages.Line{pages.Say(pages.SignedInLine, pages.Strong(u.Username))}}, nil)
+}
+
+// discordDown is the page when Discord did not answer: the link, opened
+// again in a moment, starts a new sign-in.
+func discordDown() pages.Page {
+	p := refusal(http.StatusBadGateway, pages.ProviderDownTtl, pages.Say(pages.OpenLinkSoon))
+	p.Title = pages.Say(pages.ProviderDownTtl, pages.Discord)
+	return p
 }

@@ -56,7 +56,7 @@ func TestDiscordRateLimitsSpendNoStateAndAreWaitedOut(t *testing.T) {
 		if a.status != http.StatusServiceUnavailable || a.cookies[webhook.SessionCookie] != nil {
 			t.Fatalf("callback during Discord's limit answered %d:\n%s", a.status, a.body)
 		}
-		if ra := retryAfter(t, a); ra < 29 || ra > 31 || !strings.Contains(a.body, strconv.Itoa(ra)+" seconds") {
+		if ra := retryAfter(t, a); ra < 29 || ra > 31 || !strings.Contains(a.body, `<span id="retry-in">`+strconv.Itoa(ra)+"</span> seconds") {
 			t.Fatalf("Retry-After %d, page:\n%s", ra, a.body)
 		}
 		// Reloaded at once: the limit is remembered, Discord is not asked.

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/pages"
 )
 
 func TestNotServingAnswers503WithRetryAfter(t *testing.T) {
@@ -71,7 +72,7 @@ func TestEvery503CarriesRetryAfter(t *testing.T) {
 		}, "30"},
 		{"a 503 with its own keeps it", func(w http.ResponseWriter) { WriteError(w, Unavailable(90e9, "busy")) }, "90"},
 		{"an HTML 503 of the OAuth routes", func(w http.ResponseWriter) {
-			_ = htmlErrorCause(w, nil, http.StatusServiceUnavailable, "Try again", "later", nil)
+			_ = showPage(w, httptest.NewRequest(http.MethodGet, "/oauth/notion/connect", nil), refusal(http.StatusServiceUnavailable, pages.TryAgainTitle), nil)
 		}, "30"},
 		{"other statuses get none", func(w http.ResponseWriter) { WriteError(w, Errorf(http.StatusBadRequest, "bad")) }, ""},
 	} {

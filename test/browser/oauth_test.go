@@ -118,9 +118,9 @@ func TestNotionConnectInABrowser(t *testing.T) {
 		t.Fatalf("from the consent page the probe got the Referer %q, want the sandbox's origin", ref)
 	}
 
-	b.click(allowButton, `//h1[contains(., "Connected to")]`)
+	b.click(allowButton, `//h1[contains(., "Connected to Notion")]`)
 	done := b.shown()
-	done.webhookPage(t, 200, "Notion connected", "Connected to "+ws.Name)
+	done.webhookPage(t, 200, "Connected to Notion", "Workspace: "+ws.Name)
 	b.screenshot("notion-connected")
 	if !strings.Contains(done.text, "kubectl get notionintegration -n "+key.Namespace+" research") || !strings.Contains(done.text, "Send webhook") {
 		t.Errorf("the success page does not show the next steps:\n%s", done.text)

@@ -124,7 +124,7 @@ func TestOAuthConnectWritesTheGrantAndShowsTheNextSteps(t *testing.T) {
 	token := f.connectToken(t, "")
 	cb := consent(t, f, token)
 	done := get(t, cb.String())
-	if done.status != http.StatusOK || !strings.Contains(done.body, "Connected to "+f.ws.Name) ||
+	if done.status != http.StatusOK || !strings.Contains(done.body, "Connected to Notion") || !strings.Contains(done.body, "<b>"+f.ws.Name+"</b>") ||
 		!strings.Contains(done.body, "Send webhook") || !strings.Contains(done.body, "Property edited") || strings.Contains(done.body, "Send HTTP request") {
 		t.Fatalf("success page %d:\n%s", done.status, done.body)
 	}
@@ -134,12 +134,15 @@ func TestOAuthConnectWritesTheGrantAndShowsTheNextSteps(t *testing.T) {
 	if !strings.HasPrefix(tok["refresh_token"], "nrt_") || tok["workspace_id"] != f.ws.ID {
 		t.Fatalf("token Secret keys %d, workspace %q", len(tok), tok["workspace_id"])
 	}
-	// The page shows what the status holds at that moment: the database
-	// if the controller has found it already, else how to follow it; the
-	// webhook URL only when the status holds its path.
+	// The page waits briefly for the database (webhook.DatabaseWait) and
+	// shows its link; had the manager been slower, it says the database is
+	// being created, with no kubectl for the researcher: the platform
+	// team's line is folded away under its own heading. The webhook URL
+	// only when the status holds its path.
 	final := f.ready(t)
-	if !strings.Contains(done.body, "kubectl get notionintegration -n "+f.ns+" research") ||
-		!strings.Contains(done.body, "being prepared") && !strings.Contains(done.body, final.Status.DatabaseURL) {
+	if !strings.Contains(done.body, "<details><summary>For the platform team</summary>") ||
+		!strings.Contains(done.body, "kubectl get notionintegration -n "+f.ns+" research") ||
+		!strings.Contains(done.body, "is being created") && !strings.Contains(done.body, `href="`+final.Status.DatabaseURL+`"`) {
 		t.Fatalf("success page does not point at the status:\n%s", done.body)
 	}
 	if strings.Contains(done.body, "/notion/webhook/") && !strings.Contains(done.body, hookURL+final.Status.WebhookPath) {

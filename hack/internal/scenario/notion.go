@@ -51,10 +51,10 @@ func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
 		return err
 	case !reached:
 		return errors.New("the Notion OAuth flow did not reach the callback in 3 hops")
-	case code != http.StatusOK || !bytes.Contains(body, []byte("Connected to Demo Lab")):
+	case code != http.StatusOK || !bytes.Contains(body, []byte("Connected to Notion")) || !bytes.Contains(body, []byte("Demo Lab")):
 		return fmt.Errorf("OAuth callback answered %d", code)
 	}
-	fmt.Println("    callback answered 200: \"Connected to Demo Lab\" (the token Secret demo/notion-token now holds the grant)")
+	fmt.Println("    callback answered 200: \"Connected to Notion\", workspace Demo Lab (the token Secret demo/notion-token now holds the grant)")
 	// The link works once: the callback deleted its token. Until the
 	// controller publishes the next token's hash the connect route still
 	// knows the old one: it answers 409 (the grant works and is not
