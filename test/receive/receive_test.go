@@ -227,17 +227,19 @@ func startManager(e *testenv.Env, s3URL string) error {
 // reregisterer registers collectors in a registry, each in place of one
 // registered before under the same descriptors: a restarted manager's
 // sweep counts in metrics as the stopped one's did.
-type reregisterer struct{ *prometheus.Registry }
+type reregisterer struct{ reg *prometheus.Registry }
 
 func (r reregisterer) Register(c prometheus.Collector) error {
-	err := r.Registry.Register(c)
+	err := r.reg.Register(c)
 	var dup prometheus.AlreadyRegisteredError
 	if errors.As(err, &dup) {
-		r.Registry.Unregister(dup.ExistingCollector)
-		return r.Registry.Register(c)
+		r.reg.Unregister(dup.ExistingCollector)
+		return r.reg.Register(c)
 	}
 	return err
 }
+
+func (r reregisterer) Unregister(c prometheus.Collector) bool { return r.reg.Unregister(c) }
 
 func (r reregisterer) MustRegister(cs ...prometheus.Collector) {
 	for _, c := range cs {
