@@ -23,6 +23,9 @@ PROMTOOL_VERSION ?= v0.316.0
 # the pin.
 CHROMIUM_VERSION ?= 156.0.8078.108-1~deb12u1
 CHROMIUM ?= /usr/bin/chromium
+# A Japanese font for the pages the browser tests read in Japanese (a
+# person's phone has one; without it the screenshots show empty boxes).
+JA_FONT_PACKAGE ?= fonts-ipafont-gothic=00303-23
 
 # The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
 # modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
@@ -168,10 +171,12 @@ $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
 
 .PHONY: chromium
-chromium: ## Install Debian's Chromium for the browser tests (root; nothing to do when $(CHROMIUM) exists).
-	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
-	if [ "$$(id -u)" != 0 ]; then echo "$(CHROMIUM) is missing: as root, run make chromium (Debian's chromium package)" >&2; exit 1; fi; \
+chromium: ## Install Debian's Chromium and a Japanese font for the browser tests (root; nothing to do when both are there).
+	@if [ -x "$(CHROMIUM)" ] && fc-list :lang=ja 2>/dev/null | grep -q .; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "$(CHROMIUM) or a Japanese font is missing: as root, run make chromium (Debian's chromium and $(JA_FONT_PACKAGE))" >&2; exit 1; fi; \
 	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$(JA_FONT_PACKAGE)" fontconfig; \
+	if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "chromium=$(CHROMIUM_VERSION)" || { \
 		echo "warning: chromium $(CHROMIUM_VERSION) is no longer in the archive; installing the current one (update CHROMIUM_VERSION)" >&2; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }; \

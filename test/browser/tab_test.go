@@ -31,6 +31,9 @@ import (
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"k8s.io/utils/ptr"
+
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -364,19 +367,26 @@ func newProbe(t *testing.T) *probe {
 	p := &probe{got: make(chan string, 16)}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
-		p.got <- r.Header.Get("Referer")
+		// Only the page's own request: the window it opened asks for its
+		// favicon too, with the probe as its Referer.
+		if r.URL.Path == "/probe" {
+			p.got <- r.Header.Get("Referer")
+		}
 	}))
 	t.Cleanup(p.srv.Close)
 	return p
 }
 
-// refererFrom makes the page the tab shows fetch the probe (the page's
-// referrer policy applies, as to any link or resource of it) and returns
-// the Referer the probe received.
+// refererFrom makes the page the tab shows open the probe in a new window,
+// as a person following a link of it would (the page's referrer policy
+// applies; the webhook's pages allow no fetch at all under their CSP, and
+// a navigation of the tab itself would lose the page), and returns the
+// Referer the probe received.
 func (p *probe) refererFrom(b *tab) string {
 	b.t.Helper()
-	b.do("fetch the probe from the page",
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`fetch(%q, {mode: "no-cors"}); undefined`, p.srv.URL+"/probe")))
+	gesture := func(e *cdpruntime.EvaluateParams) { e.UserGesture = ptr.To(true) }
+	b.do("open the probe from the page",
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.open(%q, "_blank"); undefined`, p.srv.URL+"/probe"), gesture))
 	select {
 	case ref := <-p.got:
 		return ref

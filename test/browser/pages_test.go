@@ -1,0 +1,202 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package browser_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/audits"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
+)
+
+// A person's page, reached by its URL alone: what it must say in each
+// language.
+type personPage struct {
+	name   string
+	url    func() string
+	status int64
+	say    map[string]string // language → a text the page must show
+}
+
+// The viewports every page is read at: a small phone, and a laptop.
+var viewports = []struct {
+	name          string
+	width, height int64
+}{{"phone-360x740", 360, 740}, {"desktop-1280x800", 1280, 800}}
+
+// Every page a stranger's browser can reach without a flow behind it — a
+// connect link that is not valid, a place nothing connects, a forged
+// callback, a share link that does not exist or has expired, a forged
+// Discord sign-in — read in Japanese and English on a phone and a laptop:
+// the language served is the one asked for and set in lang, the key text
+// is there, nothing scrolls sideways, the browser reports no CSP
+// violation, axe-core finds no serious or critical violation, and each is
+// saved as a screenshot.
+func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
+	axe, err := testenv.Axe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := expiredLinkURL(t)
+	all := []personPage{
+		{"connect-invalid", func() string { return hookURL + "/oauth/notion/connect?namespace=default&name=nobody&token=guess" }, 403,
+			map[string]string{"en": "This connect link is not valid", "ja": "この接続リンクは使えません"}},
+		{"connect-unknown", func() string { return hookURL + "/oauth/nothing/connect" }, 404,
+			map[string]string{"en": "Nothing connects under", "ja": "には接続先がありません"}},
+		{"callback-forged", func() string { return hookURL + "/oauth/notion/callback?state=forged&code=x" }, 403,
+			map[string]string{"en": "This sign-in link is not valid", "ja": "このサインインリンクは使えません"}},
+		{"signin-forged", func() string { return hookURL + "/auth/discord/callback?state=forged&code=x" }, 403,
+			map[string]string{"en": "Open your link again.", "ja": "リンクをもう一度開いてください。"}},
+		{"link-not-found", func() string { return hookURL + "/r/Zz9Yy8Xx7W" }, 404,
+			map[string]string{"en": "This link does not exist", "ja": "このリンクは存在しません"}},
+		{"link-expired", expired, 410,
+			map[string]string{"en": "This link has expired", "ja": "このリンクは有効期限が切れています"}},
+	}
+	for _, lang := range []string{"ja", "en"} {
+		for _, vp := range viewports {
+			t.Run(lang+"-"+vp.name, func(t *testing.T) {
+				b := newTab(t)
+				r := newPageReader(t, b, lang, vp.width, vp.height, axe)
+				for _, p := range all {
+					r.read(p)
+				}
+			})
+		}
+	}
+}
+
+// expiredLinkURL shares a link that expires in a few seconds and returns a
+// function that waits until the link is Expired and gives its URL.
+func expiredLinkURL(t *testing.T) func() string {
+	expires := metav1.NewTime(time.Now().Add(5 * time.Second).Truncate(time.Second))
+	l, shareURL, _ := sharedLink(t, "too late", func(l *v1alpha1.ReceiveLink) {
+		l.Spec.TTL, l.Spec.ExpiresAt = nil, &expires
+	})
+	var once sync.Once
+	return func() string {
+		once.Do(func() {
+			testenv.EventuallyWithin(t, 2*time.Minute, "the link Expired", func() bool {
+				var now v1alpha1.ReceiveLink
+				return env.Client.Get(context.Background(), client.ObjectKeyFromObject(l), &now) == nil && now.Status.Phase == v1alpha1.LinkExpired
+			})
+		})
+		return shareURL
+	}
+}
+
+// pageReader reads pages in one tab at one viewport and language, and
+// gathers the CSP violations the browser reports.
+type pageReader struct {
+	t    *testing.T
+	b    *tab
+	lang string
+	axe  string
+
+	mu  sync.Mutex
+	csp []string
+}
+
+func newPageReader(t *testing.T, b *tab, lang string, width, height int64, axe string) *pageReader {
+	r := &pageReader{t: t, b: b, lang: lang, axe: axe}
+	if err := chromedp.Listen(b.ctx, func(ev any) {
+		if e, ok := ev.(*audits.EventIssueAdded); ok && e.Issue.Code == audits.InspectorIssueCodeContentSecurityPolicyIssue {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			d, _ := json.Marshal(e.Issue.Details.ContentSecurityPolicyIssueDetails)
+			r.csp = append(r.csp, string(d))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.ctx, audits.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+		Width: width, Height: height, DeviceScaleFactor: 2, Mobile: width < 600}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
+		Headers: network.Headers{"Accept-Language": lang}}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// axeResult is what the page's axe run reports, its violations only.
+type axeResult struct {
+	Violations []struct {
+		ID     string `json:"id"`
+		Impact string `json:"impact"`
+		Help   string `json:"help"`
+		Nodes  []struct {
+			Target []any `json:"target"`
+		} `json:"nodes"`
+	} `json:"violations"`
+}
+
+// read opens p and checks it (the checks of TestEveryPageReadsWell…).
+func (r *pageReader) read(p personPage) {
+	t := r.t
+	t.Helper()
+	r.b.open(p.url(), chromedp.Search(`//h1`))
+	got := r.b.shown()
+	got.webhookPage(t, p.status, got.title, p.say[r.lang])
+	if lang, err := chromedp.Run(r.b.ctx, chromedp.Evaluate[string](`document.documentElement.lang`)); err != nil || lang != r.lang {
+		t.Errorf("%s: lang %q (%v), want %q", p.name, lang, err, r.lang)
+	}
+	if over, err := chromedp.Run(r.b.ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth - window.innerWidth`)); err != nil || over > 0 {
+		t.Errorf("%s: the page scrolls sideways by %d px (%v)", p.name, over, err)
+	}
+	r.mu.Lock()
+	if len(r.csp) > 0 {
+		t.Errorf("%s: the browser reported CSP violations: %s", p.name, strings.Join(r.csp, "; "))
+	}
+	r.mu.Unlock()
+	out, err := chromedp.Run(r.b.ctx, chromedp.Evaluate[string](r.axe+`;axe.run(document,{resultTypes:["violations"]}).then(r=>JSON.stringify(r))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: axe: %v", p.name, err)
+	}
+	var res axeResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%s: axe's answer: %v", p.name, err)
+	}
+	for _, v := range res.Violations {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			t.Errorf("%s: axe %s (%s): %s at %v", p.name, v.ID, v.Impact, v.Help, v.Nodes)
+		}
+	}
+	// What axe itself did (it is the test's script, not the page's) is
+	// not held against the next page.
+	r.mu.Lock()
+	r.csp = nil
+	r.mu.Unlock()
+	r.b.screenshot(fmt.Sprintf("%s-%s", p.name, r.lang))
+}
