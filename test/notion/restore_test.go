@@ -19,6 +19,7 @@ package notion_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +157,17 @@ func TestAVeleroRestoreWritesEachPageOnceAndMakesNoSecondDatabase(t *testing.T) 
 	connect := f.secretObject(t, oauth.ConnectSecretName("research"))
 	if !metav1.IsControlledBy(connect, ni) {
 		t.Errorf("the connect Secret's owners %v: want the restored integration", connect.OwnerReferences)
+	}
+	// Restored without owner references, each PaperSync is the restored
+	// integration's again (deleted with it), and was still written once.
+	var syncs v1alpha1.PaperSyncList
+	if err := env.Client.List(ctx, &syncs, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range syncs.Items {
+		if ps := &syncs.Items[i]; !slices.ContainsFunc(ps.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == ni.UID }) {
+			t.Errorf("PaperSync %s: owners %+v, want the restored integration", ps.Name, ps.OwnerReferences)
+		}
 	}
 }
 

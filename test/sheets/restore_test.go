@@ -171,6 +171,13 @@ func restoreAfterAnOutage(t *testing.T, change func(*v1alpha1.SheetConnection), 
 			t.Errorf("%s: Ready %+v, want %s (its row was written before the restore)", id, c, sheetsync.RecoveredReason)
 		}
 	}
+	// Restored without owner references, each sync is the restored
+	// connection's again: deleting the connection deletes it.
+	for _, id := range all {
+		if s := f.sync(t, id); !ownedBy(s, conn) {
+			t.Errorf("%s: owners %+v, want the restored connection", id, s.OwnerReferences)
+		}
+	}
 }
 
 // startAndAppendElsewhere starts the manager and has it append a session
@@ -335,4 +342,14 @@ func reapplyConnection(t *testing.T, policy string) (*fixture, int) {
 	}
 	testenv.EventuallyWithin(t, time.Minute, "the old SheetSyncs gone", func() bool { return len(f.syncs(t)) == 0 })
 	return f, revokes
+}
+
+// ownedBy reports whether o has an owner reference to owner's UID.
+func ownedBy(o, owner metav1.Object) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.UID == owner.GetUID() {
+			return true
+		}
+	}
+	return false
 }

@@ -74,6 +74,7 @@
   - delete
   - get
   - list
+  - patch
   - watch
 - apiGroups:
   - switchboard.dev
@@ -94,6 +95,7 @@
   - delete
   - get
   - list
+  - patch
   - watch
 {{- end }}
 

@@ -139,6 +139,9 @@ type Batcher[C runner.Object, P client.Object] struct {
 	// retention ends, Reopen makes it pending again then.
 	Recheck func(C) (time.Time, bool)
 	Reopen  func(C)
+	// Adopted, when set, marks a child a restore brought back without its
+	// parent as controller, before the parent adopts it (adopt).
+	Adopted func(C)
 
 	once    sync.Once
 	server  *runner.Key[*written[C]] // the reconciled child as the API server holds it
@@ -235,6 +238,9 @@ func (b *Batcher[C, P]) parentOf(ctx context.Context, obj C) (P, runner.Outcome,
 			return p, b.WaitFor(obj, b.Parent+" "+key.Name+" not found"), false
 		}
 		return p, runner.Transient(v1alpha1.DependencyNotReadyReason, fmt.Errorf("read %s %s: %w", b.Parent, key.Name, err)), false
+	}
+	if err := b.adopt(ctx, obj, p); err != nil {
+		return p, runner.Transient(v1alpha1.DependencyNotReadyReason, err), false
 	}
 	if ok, why := b.Accepting(p); !ok {
 		return p, b.WaitFor(obj, why), false

@@ -28,6 +28,7 @@ package papersync
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,11 +45,12 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
@@ -157,6 +159,15 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.PaperSync] {
 		Tallies: r.Integrations,
 		Recheck: r.recheckAt,
 		Reopen:  r.reopen,
+		// Adopted after a restore, a sync still reads its page first
+		// (restore.go): the owner reference no longer tells it apart.
+		Adopted: func(ps *v1alpha1.PaperSync) {
+			ps.Annotations = maps.Clone(ps.Annotations)
+			if ps.Annotations == nil {
+				ps.Annotations = map[string]string{}
+			}
+			ps.Annotations[papers.ReadFirstAnnotation] = "restored"
+		},
 	}
 	return &runner.Runner[*v1alpha1.PaperSync]{
 		Client: r.Client, Recorder: r.Recorder, Clock: r.Clock,

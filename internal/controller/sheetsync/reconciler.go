@@ -56,7 +56,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
-// +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetconnections,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update
