@@ -86,7 +86,7 @@ func benchNotion(cfg *rest.Config, requests, pages, burst int) error {
 	if err := suspendIntegration(ctx, c, ni); err != nil {
 		return err
 	}
-	if err := routesTable(ctx, c, ni, hook, events, requests); err != nil {
+	if err := routesTable(ctx, c, rig.mgr.GetCache(), ni, hook, events, requests); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr)
