@@ -20,6 +20,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha512"
 	"encoding/base64"
 	"errors"
@@ -70,8 +71,13 @@ func Axe() (string, error) {
 // fetchAxe downloads the pinned tarball, checks its integrity and takes
 // package/axe.min.js out of it.
 func fetchAxe() ([]byte, error) {
-	c := &http.Client{Timeout: 2 * time.Minute}
-	resp, err := c.Get(axeTarball)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, axeTarball, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
