@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -54,6 +55,39 @@ func TakeBackup(ctx context.Context, c client.Client, objs ...client.Object) (*B
 		b.objs = append(b.objs, cp)
 	}
 	return b, nil
+}
+
+// TakeNamespaceBackup reads what a backup of namespace ns holds for the
+// tests: every Secret of it, every object of each list's kind in it, and
+// extra (objects elsewhere, such as the webhook's own Secrets).
+func TakeNamespaceBackup(ctx context.Context, c client.Client, ns string, extra []client.Object, lists ...client.ObjectList) (*Backup, error) {
+	objs := []client.Object{}
+	for _, list := range append([]client.ObjectList{&corev1.SecretList{}}, lists...) {
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			o, ok := item.(client.Object)
+			if !ok {
+				return nil, fmt.Errorf("%T is not a client.Object", item)
+			}
+			objs = append(objs, o)
+		}
+	}
+	return TakeBackup(ctx, c, append(objs, extra...)...)
+}
+
+// Replay is Lose then Restore: the cluster lost and restored from the
+// backup while whatever runs keeps running.
+func (b *Backup) Replay(ctx context.Context, timeout time.Duration) error {
+	if err := b.Lose(ctx, timeout); err != nil {
+		return err
+	}
+	return b.Restore(ctx)
 }
 
 // Lose deletes every backed-up object as losing the cluster would: their

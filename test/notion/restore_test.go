@@ -56,25 +56,9 @@ const (
 // PaperSyncs.
 func (f *fixture) backup(t *testing.T) *testenv.Backup {
 	t.Helper()
-	ctx := context.Background()
-	var secrets corev1.SecretList
-	if err := env.Client.List(ctx, &secrets, client.InNamespace(f.ns)); err != nil {
-		t.Fatal(err)
-	}
-	objs := []client.Object{}
-	for i := range secrets.Items {
-		objs = append(objs, &secrets.Items[i])
-	}
 	ni := f.integration(t)
-	objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: papers.VerificationSecretName(ni.Status.EventsPath)}}, ni)
-	var syncs v1alpha1.PaperSyncList
-	if err := env.Client.List(ctx, &syncs, client.InNamespace(f.ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range syncs.Items {
-		objs = append(objs, &syncs.Items[i])
-	}
-	b, err := testenv.TakeBackup(ctx, env.Client, objs...)
+	verification := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: papers.VerificationSecretName(ni.Status.EventsPath)}}
+	b, err := testenv.TakeNamespaceBackup(context.Background(), env.Client, f.ns, []client.Object{verification, ni}, &v1alpha1.PaperSyncList{})
 	if err != nil {
 		t.Fatal(err)
 	}

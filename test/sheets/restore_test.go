@@ -65,20 +65,7 @@ func (f *fixture) titled(title string) int {
 // the connect link), the connection and its SheetSyncs.
 func (f *fixture) backup(t *testing.T) *testenv.Backup {
 	t.Helper()
-	ctx := context.Background()
-	var secrets corev1.SecretList
-	if err := env.Client.List(ctx, &secrets, client.InNamespace(f.ns)); err != nil {
-		t.Fatal(err)
-	}
-	objs := []client.Object{}
-	for i := range secrets.Items {
-		objs = append(objs, &secrets.Items[i])
-	}
-	objs = append(objs, f.conn(t))
-	for _, s := range f.syncs(t) {
-		objs = append(objs, &s)
-	}
-	b, err := testenv.TakeBackup(ctx, env.Client, objs...)
+	b, err := testenv.TakeNamespaceBackup(context.Background(), env.Client, f.ns, []client.Object{f.conn(t)}, &v1alpha1.SheetSyncList{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,10 +60,7 @@ func (f *fixture) restore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Lose(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Restore(ctx); err != nil {
+	if err := b.Replay(ctx, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -49,10 +49,33 @@ import (
 // event's sync finishes here (handed over or skipped), fails, or waits
 // for the next try.
 func (b *batchRun) resolve(ctx context.Context, members []*v1alpha1.PaperSync) []*v1alpha1.PaperSync {
+	isEvent := func(ps *v1alpha1.PaperSync) bool { return ps.Spec.Event != nil }
+	return b.readPages(ctx, members, isEvent, func(ps *v1alpha1.PaperSync, page notion.Page, err error) bool {
+		switch {
+		case notion.IsNotFound(err):
+			b.skip(ps, "the page was not found, or is no longer shared with the integration")
+		case err != nil:
+			b.attemptFailed(ctx, ps, "PageReadFailed", fmt.Errorf("read page %s: %w", ps.Spec.PageID, err))
+		default:
+			if id, ok := b.decide(ps, page); ok {
+				b.handOver(ctx, ps, page.Link, id)
+			}
+		}
+		return false
+	})
+}
+
+// readPages reads, at Notion's pace, the page of each member that needs
+// it and hands the page (or the failure) to got, which says whether the
+// member stays in the batch; the others stay as they are. A read past the
+// pace, or after Notion limited one, waits for the next batch without an
+// attempt counted.
+func (b *batchRun) readPages(ctx context.Context, members []*v1alpha1.PaperSync, needs func(*v1alpha1.PaperSync) bool,
+	got func(*v1alpha1.PaperSync, notion.Page, error) bool) []*v1alpha1.PaperSync {
 	keep := make([]*v1alpha1.PaperSync, 0, len(members))
 	throttled := false
 	for _, ps := range members {
-		if ps.Spec.Event == nil {
+		if !needs(ps) {
 			keep = append(keep, ps)
 			continue
 		}
@@ -60,22 +83,15 @@ func (b *batchRun) resolve(ctx context.Context, members []*v1alpha1.PaperSync) [
 			continue // the next try reads it
 		}
 		if ok, wait := b.r.Pacer.Take(string(b.ni.UID)); !ok {
-			// Past Notion's pace: the next batch reads it, when the pace
-			// allows, without an attempt counted.
 			b.later(wait)
 			continue
 		}
 		page, err := b.r.Notion.ReadPage(ctx, b.token, ps.Spec.PageID, papers.LinkProperty(b.ni))
-		switch {
-		case notion.IsNotFound(err):
-			b.skip(ps, "the page was not found, or is no longer shared with the integration")
-		case err != nil:
+		if err != nil {
 			throttled = throttledBy(err)
-			b.attemptFailed(ctx, ps, "PageReadFailed", fmt.Errorf("read page %s: %w", ps.Spec.PageID, err))
-		default:
-			if id, ok := b.decide(ps, page); ok {
-				b.handOver(ctx, ps, page.Link, id)
-			}
+		}
+		if got(ps, page, err) {
+			keep = append(keep, ps)
 		}
 	}
 	return keep

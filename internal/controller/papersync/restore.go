@@ -27,7 +27,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/papers"
-	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
@@ -65,33 +64,18 @@ func unsure(ps *v1alpha1.PaperSync, ni *v1alpha1.NotionIntegration) bool {
 // batch without an attempt counted; a failed read counts one, as a
 // failed page update does.
 func (b *batchRun) readFirst(ctx context.Context, members []*v1alpha1.PaperSync) []*v1alpha1.PaperSync {
-	keep := make([]*v1alpha1.PaperSync, 0, len(members))
-	throttled := false
-	for _, ps := range members {
-		if !unsure(ps, b.ni) {
-			keep = append(keep, ps)
-			continue
-		}
-		if throttled || runner.Stopping(ctx) {
-			continue // the next try reads it
-		}
-		if ok, wait := b.r.Pacer.Take(string(b.ni.UID)); !ok {
-			b.later(wait)
-			continue
-		}
-		page, err := b.r.Notion.ReadPage(ctx, b.token, ps.Spec.PageID, papers.LinkProperty(b.ni))
+	isUnsure := func(ps *v1alpha1.PaperSync) bool { return unsure(ps, b.ni) }
+	return b.readPages(ctx, members, isUnsure, func(ps *v1alpha1.PaperSync, page notion.Page, err error) bool {
 		if err != nil {
-			throttled = throttledBy(err)
 			b.attemptFailed(ctx, ps, "PageReadFailed", fmt.Errorf("read page %s: %w", ps.Spec.PageID, err))
-			continue
+			return false
 		}
 		if b.pages == nil {
 			b.pages = map[types.UID]notion.Page{}
 		}
 		b.pages[ps.UID] = page
-		keep = append(keep, ps)
-	}
-	return keep
+		return true
+	})
 }
 
 // filledBefore reports whether ps's page, read first, already holds

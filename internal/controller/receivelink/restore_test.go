@@ -82,10 +82,7 @@ func (f *fixture) restore(t *testing.T, key types.NamespacedName, short string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Lose(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Restore(ctx); err != nil {
+	if err := b.Replay(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	l := get(t, key)

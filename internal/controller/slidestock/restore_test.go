@@ -42,10 +42,7 @@ func TestARestoredOrReappliedStockIsReadyAgainWithItsMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Lose(ctx, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Restore(ctx); err != nil {
+	if err := b.Replay(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	same := func(what string) {
