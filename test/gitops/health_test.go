@@ -232,6 +232,13 @@ func TestSamplesUnderGitOps(t *testing.T) {
 		if err := unstructured.SetNestedField(u.Object, "4a3b2c1d-0000-4000-8000-000000000001", "spec", "session", "id"); err != nil {
 			t.Fatal(err)
 		}
+		// Another session, also by what it says: the sample's sheet has no
+		// id column, and a SheetSync first looks its session up there by
+		// title and times (docs/sheetsync.md), where the sample's own
+		// session already has a row.
+		if err := unstructured.SetNestedField(u.Object, "A session Google refuses", "spec", "session", "title"); err != nil {
+			t.Fatal(err)
+		}
 		if err := env.Client.Create(ctx, u); err != nil {
 			t.Fatal(err)
 		}
