@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -44,6 +45,25 @@ type personPage struct {
 	url    func() string
 	status int64
 	say    map[string]string // language → a text the page must show
+	// reach, when set, walks the tab to the page instead of opening url
+	// (a consent page to click through first).
+	reach func(t *testing.T, b *tab)
+}
+
+// ourPage is what every page of the webhook ends with (and no provider's
+// page has): the status line, in any language.
+var ourPage = chromedp.Search(`//main/p[@class="status"]`)
+
+// notionConsent walks to the page Notion's consent answer lands on:
+// click is allowButton (the success page) or denyButton (the refusal).
+func notionConsent(click chromedp.CSS) func(t *testing.T, b *tab) {
+	return func(t *testing.T, b *tab) {
+		key, ws := notionIntegration(t)
+		notionEm.SetConsentWorkspace(ws)
+		token := testenv.ConnectToken(t, env.Client, key, "")
+		b.open(oauth.ConnectURL(hookURL, "notion", key.Namespace, key.Name, token), consentHeading)
+		b.click(click, ourPage)
+	}
 }
 
 // The viewports every page is read at: a small phone, and a laptop.
@@ -55,7 +75,8 @@ var viewports = []struct {
 // Every page a stranger's browser can reach without a flow behind it — a
 // connect link that is not valid, a place nothing connects, a forged
 // callback, a share link that does not exist or has expired, a forged
-// Discord sign-in — read in Japanese and English on a phone and a laptop:
+// Discord sign-in — and Notion's success and refusal pages after its
+// consent page, read in Japanese and English on a phone and a laptop:
 // the language served is the one asked for and set in lang, the key text
 // is there, nothing scrolls sideways, the browser reports no CSP
 // violation, axe-core finds no serious or critical violation, and each is
@@ -68,17 +89,21 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 	expired := expiredLinkURL(t)
 	all := []personPage{
 		{"connect-invalid", func() string { return hookURL + "/oauth/notion/connect?namespace=default&name=nobody&token=guess" }, 403,
-			map[string]string{"en": "This connect link is not valid", "ja": "この接続リンクは使えません"}},
+			map[string]string{"en": "This connect link is not valid", "ja": "この接続リンクは使えません"}, nil},
 		{"connect-unknown", func() string { return hookURL + "/oauth/nothing/connect" }, 404,
-			map[string]string{"en": "Nothing connects under", "ja": "には接続先がありません"}},
+			map[string]string{"en": "Nothing connects under", "ja": "には接続先がありません"}, nil},
 		{"callback-forged", func() string { return hookURL + "/oauth/notion/callback?state=forged&code=x" }, 403,
-			map[string]string{"en": "This sign-in link is not valid", "ja": "このサインインリンクは使えません"}},
+			map[string]string{"en": "This sign-in link is not valid", "ja": "このサインインリンクは使えません"}, nil},
 		{"signin-forged", func() string { return hookURL + "/auth/discord/callback?state=forged&code=x" }, 403,
-			map[string]string{"en": "Open your link again.", "ja": "リンクをもう一度開いてください。"}},
+			map[string]string{"en": "Open your link again.", "ja": "リンクをもう一度開いてください。"}, nil},
 		{"link-not-found", func() string { return hookURL + "/r/Zz9Yy8Xx7W" }, 404,
-			map[string]string{"en": "This link does not exist", "ja": "このリンクは存在しません"}},
+			map[string]string{"en": "This link does not exist", "ja": "このリンクは存在しません"}, nil},
 		{"link-expired", expired, 410,
-			map[string]string{"en": "This link has expired", "ja": "このリンクは有効期限が切れています"}},
+			map[string]string{"en": "This link has expired", "ja": "このリンクは有効期限が切れています"}, nil},
+		{name: "notion-connected", status: 200, reach: notionConsent(allowButton),
+			say: map[string]string{"en": "How to use it", "ja": "使い方"}},
+		{name: "notion-denied", status: 403, reach: notionConsent(denyButton),
+			say: map[string]string{"en": "Access was not granted", "ja": "アクセスが許可されませんでした"}},
 	}
 	for _, lang := range []string{"ja", "en"} {
 		for _, vp := range viewports {
@@ -166,7 +191,11 @@ type axeResult struct {
 func (r *pageReader) read(p personPage) {
 	t := r.t
 	t.Helper()
-	r.b.open(p.url(), chromedp.Search(`//h1`))
+	if p.reach != nil {
+		p.reach(t, r.b)
+	} else {
+		r.b.open(p.url(), ourPage)
+	}
 	got := r.b.shown()
 	got.webhookPage(t, p.status, got.title, p.say[r.lang])
 	if lang, err := chromedp.Run(r.b.ctx, chromedp.Evaluate[string](`document.documentElement.lang`)); err != nil || lang != r.lang {
