@@ -31,6 +31,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -75,8 +76,9 @@ var viewports = []struct {
 // Every page a stranger's browser can reach without a flow behind it — a
 // connect link that is not valid, a place nothing connects, a forged
 // callback, a share link that does not exist or has expired, a forged
-// Discord sign-in — and Notion's success and refusal pages after its
-// consent page, read in Japanese and English on a phone and a laptop:
+// Discord sign-in — and the pages after a provider's consent page
+// (Notion's success and refusal, the generic success of a Google kind,
+// Discord's refusal), read in Japanese and English on a phone and a laptop:
 // the language served is the one asked for and set in lang, the key text
 // is there, nothing scrolls sideways, the browser reports no CSP
 // violation, axe-core finds no serious or critical violation, and each is
@@ -104,6 +106,10 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 			say: map[string]string{"en": "How to use it", "ja": "使い方"}},
 		{name: "notion-denied", status: 403, reach: notionConsent(denyButton),
 			say: map[string]string{"en": "Access was not granted", "ja": "アクセスが許可されませんでした"}},
+		{name: "google-connected", status: 200, reach: googleConsent,
+			say: map[string]string{"en": "Your access is saved", "ja": "アクセス権を保存しました"}},
+		{name: "discord-denied", status: 403, reach: discordDenied,
+			say: map[string]string{"en": "Discord answered: access_denied.", "ja": "Discord の応答: access_denied"}},
 	}
 	for _, lang := range []string{"ja", "en"} {
 		for _, vp := range viewports {
@@ -135,6 +141,35 @@ func expiredLinkURL(t *testing.T) func() string {
 		})
 		return shareURL
 	}
+}
+
+// googleConsent walks a CalendarWatch's connect link through Google's
+// consent page ("Allow") to the generic success page.
+func googleConsent(t *testing.T, b *tab) {
+	ns, err := env.Namespace("pages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calEm.AddCalendar(ns + "@example.com")
+	if err := testenv.CalendarWatch(context.Background(), env.Client, ns, ns+"@example.com", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	token := testenv.ConnectToken(t, env.Client, types.NamespacedName{Namespace: ns, Name: "visits"}, "")
+	b.open(oauth.ConnectURL(hookURL, "calendar", ns, "visits", token), consentHeading)
+	b.click(allowButton, ourPage)
+}
+
+// discordDenied opens a share link for a Discord user and denies Discord's
+// consent page: the sign-in's refusal page.
+func discordDenied(t *testing.T, b *tab) {
+	discordEm.SetConsentUser(alice)
+	_, shareURL, _ := sharedLink(t, "denied", nil)
+	testenv.EventuallyWithin(t, time.Minute, "the share link leads to Discord's consent page", func() bool {
+		b.do("open the share link", chromedp.Navigate(shareURL))
+		loc, err := chromedp.Run(b.ctx, chromedp.Location())
+		return err == nil && strings.HasPrefix(loc, sandboxURL+"/discord/oauth2/authorize?")
+	})
+	b.click(denyButton, ourPage)
 }
 
 // pageReader reads pages in one tab at one viewport and language, and
