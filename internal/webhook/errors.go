@@ -144,12 +144,7 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	// The request's URL may carry a connect token, a code or a short
 	// link: no answer lets a browser pass it on as a Referer (issue 17 §3).
 	h.Set("Referrer-Policy", "no-referrer")
-	retryAfter := e.RetryAfter
-	if retryAfter <= 0 && e.Status == http.StatusServiceUnavailable {
-		// Every 503 tells the sender when to come back (issue 7 §1.6).
-		retryAfter = retryAfterSeconds(DefaultRetryAfter)
-	}
-	if retryAfter > 0 {
+	if retryAfter := e.retryAfter(); retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	code := e.Code
@@ -162,6 +157,16 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	}
 	w.WriteHeader(e.Status)
 	_ = json.NewEncoder(w).Encode(errorBody{Error: errorPayload{Code: code, Message: e.Message, Details: details}})
+}
+
+// retryAfter is the Retry-After e is answered with, in seconds: its own,
+// else the default for a 503 (every 503 tells the sender when to come
+// back, issue 7 §1.6), else none (0).
+func (e *Error) retryAfter() int {
+	if e.RetryAfter <= 0 && e.Status == http.StatusServiceUnavailable {
+		return retryAfterSeconds(DefaultRetryAfter)
+	}
+	return max(e.RetryAfter, 0)
 }
 
 // asError turns any handler error into an *Error; anything that is not one

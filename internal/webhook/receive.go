@@ -53,7 +53,8 @@ var receiveFamily = Family{Name: "receive", Routes: func(d Deps) []Route {
 
 // linkPage is what a browser opening a share link gets for each refusal
 // (seed 003's JSON errors stay for API clients): the words for the person
-// who holds the link, by the refusal's status.
+// who holds the link, by the refusal's status; a 429 or 503 page waits
+// the Retry-After the JSON answer would carry.
 func linkPage(e *Error) pages.Page {
 	switch e.Status {
 	case http.StatusNotFound:
@@ -63,9 +64,9 @@ func linkPage(e *Error) pages.Page {
 	case http.StatusForbidden:
 		return refusal(e.Status, pages.LinkOtherUserTitle, pages.Say(pages.LinkOtherUserLine))
 	case http.StatusTooManyRequests:
-		return retrying(e.Status, max(e.RetryAfter, 1), pages.TooManyTitle, pages.Say(pages.SignInsBusyLine))
+		return retrying(e.Status, max(e.retryAfter(), 1), pages.TooManyTitle, pages.Say(pages.SignInsBusyLine))
 	case http.StatusServiceUnavailable:
-		return retrying(e.Status, retryAfterSeconds(DefaultRetryAfter), pages.TryAgainTitle, pages.Say(pages.LinkBusyLine))
+		return retrying(e.Status, e.retryAfter(), pages.TryAgainTitle, pages.Say(pages.LinkBusyLine))
 	case http.StatusInternalServerError:
 		return notSetUp()
 	}

@@ -206,11 +206,7 @@ func (s *Server) handle(family string, rt Route) (err error) {
 				logr.FromContextOrDiscard(r.Context()).Error(e.Cause, "request failed", "family", family, "code", e.Code)
 			}
 			if rt.Page != nil && pages.WantsHTML(r) {
-				p := rt.Page(e)
-				if e.RetryAfter > 0 && p.RetryIn > 0 {
-					p.RetryIn = e.RetryAfter
-				}
-				_ = showPage(w, r, p, nil)
+				_ = showPage(w, r, rt.Page(e), nil)
 				return
 			}
 			WriteError(w, e)
