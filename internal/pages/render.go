@@ -147,22 +147,7 @@ func view(l Lang, p Page) map[string]any {
 }
 
 // plain is the line as text (escaped by the template).
-func (x Line) plain(l Lang) string {
-	args := make([]any, len(x.Args))
-	for i, a := range x.Args {
-		switch v := a.(type) {
-		case Code:
-			args[i] = string(v)
-		case Strong:
-			args[i] = string(v)
-		case Text:
-			args[i] = v.In(l)
-		default:
-			args[i] = a
-		}
-	}
-	return x.Text.In(l, args...)
-}
+func (x Line) plain(l Lang) string { return x.Text.In(l, x.args(l, false)...) }
 
 // Code is an argument shown as code (a URL to paste, a property name).
 type Code string
@@ -177,26 +162,38 @@ type markup string
 // Code and Strong arguments set in <code> and <b>: the catalogue's text is
 // the page's, what fills it may come from anyone.
 func (x Line) html(l Lang) template.HTML {
-	args := make([]any, len(x.Args))
+	return template.HTML(sprintf(template.HTMLEscapeString(x.Text.format(l)), x.args(l, true))) //nolint:gosec // every argument is escaped by args; the catalogue's text is ours
+}
+
+// args are the line's arguments in l: Texts in l's words; as HTML (every
+// string escaped, Code and Strong in their elements, markup as it is) or
+// as text. Numbers stay numbers.
+func (x Line) args(l Lang, html bool) []any {
+	esc, wrap := func(s string) string { return s }, func(_, s string) string { return s }
+	if html {
+		esc = template.HTMLEscapeString
+		wrap = func(tag, s string) string { return "<" + tag + ">" + template.HTMLEscapeString(s) + "</" + tag + ">" }
+	}
+	out := make([]any, len(x.Args))
 	for i, a := range x.Args {
 		switch v := a.(type) {
 		case Code:
-			args[i] = "<code>" + template.HTMLEscapeString(string(v)) + "</code>"
+			out[i] = wrap("code", string(v))
 		case Strong:
-			args[i] = "<b>" + template.HTMLEscapeString(string(v)) + "</b>"
+			out[i] = wrap("b", string(v))
 		case markup:
-			args[i] = string(v)
+			out[i] = string(v)
 		case Text:
-			args[i] = template.HTMLEscapeString(v.In(l))
+			out[i] = esc(v.In(l))
 		case string:
-			args[i] = template.HTMLEscapeString(v)
+			out[i] = esc(v)
 		case fmt.Stringer:
-			args[i] = template.HTMLEscapeString(v.String())
+			out[i] = esc(v.String())
 		default:
-			args[i] = a // numbers
+			out[i] = a
 		}
 	}
-	return template.HTML(sprintf(template.HTMLEscapeString(x.Text.format(l)), args)) //nolint:gosec // every argument is escaped above; the catalogue's text is ours
+	return out
 }
 
 // retrying is the line a waiting page shows; its number counts down.
