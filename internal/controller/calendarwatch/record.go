@@ -61,17 +61,35 @@ const ChannelsAnnotation = "switchboard.dev/calendar-channels"
 // controls, is ErrConnectSecretConflict.
 func (r *Reconciler) ownChannelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch) (sec *corev1.Secret, claimed bool, _ error) {
 	sec, err := r.readChannelSecret(ctx, obj)
-	if err != nil || metav1.IsControlledBy(sec, obj) {
-		return sec, false, err
+	if err != nil {
+		return nil, false, err
+	}
+	claimed, err = r.claimChannelSecret(ctx, obj, sec)
+	if err != nil {
+		return nil, false, err
+	}
+	return sec, claimed, nil
+}
+
+// claimChannelSecret takes sec over for obj when a restore brought it
+// back without its owner (oauth.ClaimSecret), minting a new channel token
+// in the same write; one obj controls already is left as it is. Another's
+// is ErrConnectSecretConflict.
+func (r *Reconciler) claimChannelSecret(ctx context.Context, obj *v1alpha1.CalendarWatch, sec *corev1.Secret) (claimed bool, _ error) {
+	if metav1.IsControlledBy(sec, obj) {
+		return false, nil
+	}
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
 	}
 	sec.Data[ChannelTokenKey] = []byte(capability.Random(channelTokenBytes))
 	switch claim, err := oauth.ClaimSecret(ctx, r.Client, obj, sec); {
 	case err != nil:
-		return nil, false, err
+		return false, err
 	case claim == oauth.Foreign:
-		return nil, false, fmt.Errorf("channel Secret %s: %w", sec.Name, oauth.ErrConnectSecretConflict)
+		return false, fmt.Errorf("channel Secret %s: %w", sec.Name, oauth.ErrConnectSecretConflict)
 	}
-	return sec, true, nil
+	return true, nil
 }
 
 // recordedChannels is the channel Secret's ChannelsAnnotation (nil when
@@ -262,8 +280,9 @@ func (r *Reconciler) release(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 }
 
 // releasedSecret is the channel Secret whose record release clears: nil
-// when there is none, or when it is not the watch's (oauth.ClaimSecret;
-// one a restore brought back is claimed, so that its record is read).
+// when there is none, or when it is not the watch's (one a restore brought
+// back is claimed, as ownChannelSecret claims it, so that its record is
+// read).
 func (r *Reconciler) releasedSecret(ctx context.Context, obj *v1alpha1.CalendarWatch) (*corev1.Secret, error) {
 	var sec corev1.Secret
 	err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: ChannelSecretName(obj.Name)}, &sec)
@@ -273,7 +292,9 @@ func (r *Reconciler) releasedSecret(ctx context.Context, obj *v1alpha1.CalendarW
 	if err != nil {
 		return nil, err
 	}
-	if claim, err := oauth.ClaimSecret(ctx, r.Client, obj, &sec); err != nil || claim == oauth.Foreign {
+	if _, err := r.claimChannelSecret(ctx, obj, &sec); errors.Is(err, oauth.ErrConnectSecretConflict) {
+		return nil, nil
+	} else if err != nil {
 		return nil, err
 	}
 	return &sec, nil
