@@ -75,14 +75,15 @@ func main() {
 		fail(err, "cannot build the outbound HTTP client")
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	deps := wire.Deps{Outbound: out, OAuth: engine, PublicURL: opts.publicURL, Registerer: ctrlmetrics.Registry, Shard: opts.shard,
+	deps := wire.Deps{Outbound: out, OAuth: engine, PublicURL: opts.publicURL, StateNamespace: opts.stateNamespace,
+		Registerer: ctrlmetrics.Registry, Shard: opts.shard,
 		Watch: setup.ParseNamespaces(opts.watchNamespaces)}
 	for _, k := range controllers {
 		if err := k.Setup(mgr, deps); err != nil {
 			fail(err, "cannot set up controller", "controller", k.Name())
 		}
 	}
-	if err := grant.SetupHandover(mgr, engine, opts.stateNamespace, opts.shard); err != nil {
+	if err := grant.SetupHandover(mgr, engine, opts.stateNamespace, opts.shard, wire.SignUps(controllers)...); err != nil {
 		fail(err, "cannot add the OAuth grant receiver")
 	}
 	if err := addCollectors(mgr, opts.stateNamespace); err != nil {

@@ -75,6 +75,9 @@ func (o *options) bindServerFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.RateLimit.Rate, "rate-limit", webhook.DefaultRateLimit, "Requests per second allowed per client address; 0 disables the limit.")
 	fs.IntVar(&s.RateLimit.Burst, "rate-limit-burst", webhook.DefaultBurst, "Requests a client may make at once.")
 	fs.BoolVar(&s.RateLimit.TrustForwardedFor, "trust-forwarded-for", false, "Key the rate limit by the first X-Forwarded-For address (only behind a proxy that sets it).")
+	fs.IntVar(&s.SignUp.PerAddress, "signup-starts-per-address", webhook.DefaultSignUpsPerAddress, "Self-service sign-ups one client address may start an hour (per replica); 0 disables the limit.")
+	fs.IntVar(&s.SignUp.Overall, "signup-starts", webhook.DefaultSignUpsOverall, "Self-service sign-ups all addresses together may start an hour (per replica); 0 disables the limit.")
+	fs.IntVar(&s.SignUp.Pending, "signup-pending", webhook.DefaultSignUpsPending, "Browsers that may have a self-service sign-up in progress at once, per sign-up; a further one is told to wait.")
 	s.Language = pages.En
 	fs.Func("language", "Language of the pages a person's browser gets (connect, sign-in, share link) when its Accept-Language names neither served language: en or ja (default en).", func(v string) error {
 		l, ok := pages.ParseLang(v)

@@ -74,6 +74,7 @@ const (
 	handoverKeyRedirectURI = "redirect-uri"
 	handoverKeyOutcome     = "outcome"
 	handoverKeyOutcomeAt   = "outcome-at"
+	handoverKeySignup      = "signup"
 	handoverExtraPrefix    = "extra."
 )
 
@@ -87,6 +88,9 @@ type Handover struct {
 	ConnectTokenHash string
 	Code, Verifier   string
 	RedirectURI      string
+	// SignUp: the flow started at the sign-up Namespace/Name names, and
+	// the grant makes or reconnects the resource of its account.
+	SignUp bool
 }
 
 // Result is what became of a handover.
@@ -112,14 +116,22 @@ const (
 	// Stale: the connect token that started the flow is no longer the
 	// resource's (a flow finished with it already, or it was rotated).
 	Stale Result = "Stale"
+	// Closed: the sign-up is closed (spec.closed) since the flow started.
+	Closed Result = "Closed"
+	// Full: the sign-up made as many resources as it may, and the grant's
+	// account has none yet; nothing was created.
+	Full Result = "Full"
 )
 
 // Outcome is the manager's answer to a handover. Extra holds the provider's
 // fields of the new grant that are not secret (Notion's workspace name), for
-// the page the person sees.
+// the page the person sees. Namespace and Name are the resource the grant
+// was written for: the handover's, or, for a sign-up, the resource it made
+// or reconnected.
 type Outcome struct {
-	Result Result
-	Extra  map[string]string
+	Result          Result
+	Extra           map[string]string
+	Namespace, Name string
 }
 
 // HandoverSecretName is the Secret of a handover: a hash of the state it
@@ -151,7 +163,8 @@ func (h *Handovers) Create(ctx context.Context, state string, ho Handover) (type
 		Type: corev1.SecretTypeOpaque,
 		StringData: map[string]string{handoverKeyTarget: ho.Target, handoverKeyNamespace: ho.Namespace, handoverKeyName: ho.Name,
 			handoverKeyUID: string(ho.ResourceUID), handoverKeyConnectHash: ho.ConnectTokenHash,
-			handoverKeyCode: ho.Code, handoverKeyVerifier: ho.Verifier, handoverKeyRedirectURI: ho.RedirectURI},
+			handoverKeyCode: ho.Code, handoverKeyVerifier: ho.Verifier, handoverKeyRedirectURI: ho.RedirectURI,
+			handoverKeySignup: signUpFlag(ho.SignUp)},
 	}
 	if err := h.Writer.Create(ctx, sec); err != nil {
 		return key, fmt.Errorf("hand the grant over: %w", err)
@@ -187,11 +200,13 @@ func handoverFrom(sec *corev1.Secret) Handover {
 	d := func(k string) string { return string(sec.Data[k]) }
 	return Handover{Target: d(handoverKeyTarget), Namespace: d(handoverKeyNamespace), Name: d(handoverKeyName),
 		ResourceUID: types.UID(d(handoverKeyUID)), ConnectTokenHash: d(handoverKeyConnectHash),
-		Code: d(handoverKeyCode), Verifier: d(handoverKeyVerifier), RedirectURI: d(handoverKeyRedirectURI)}
+		Code: d(handoverKeyCode), Verifier: d(handoverKeyVerifier), RedirectURI: d(handoverKeyRedirectURI),
+		SignUp: d(handoverKeySignup) == "true"}
 }
 
 func outcomeFrom(sec *corev1.Secret) Outcome {
-	out := Outcome{Result: Result(sec.Data[handoverKeyOutcome]), Extra: map[string]string{}}
+	out := Outcome{Result: Result(sec.Data[handoverKeyOutcome]), Extra: map[string]string{},
+		Namespace: string(sec.Data[handoverKeyNamespace]), Name: string(sec.Data[handoverKeyName])}
 	for k, v := range sec.Data {
 		if name, ok := strings.CutPrefix(k, handoverExtraPrefix); ok {
 			out.Extra[name] = string(v)

@@ -52,7 +52,7 @@ func newestFirst(list []corev1.Secret) {
 
 // prune keeps the newest MaxStatesPerResource states of a resource.
 func (s *States) prune(ctx context.Context, namespace, name string) error {
-	list, err := s.listFor(ctx, namespace, name)
+	list, err := s.listFor(ctx, resourceHash(namespace, name))
 	if err != nil || len(list) <= MaxStatesPerResource {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *States) prune(ctx context.Context, namespace, name string) error {
 //
 //   - a browser keeps its newest MaxStatesPerResource states (a fourth
 //     tab replaces its own oldest, as before);
-//   - at most MaxBrowsersPerResource browsers have states at once, the
+//   - at most MaxBrowsers browsers have states at once, the
 //     first to start keeping their slot. The state just made for a browser
 //     beyond them is deleted again and the start refused with a
 //     *TooManyStartsError (the bound is checked after the create, so two
@@ -78,7 +78,7 @@ func (s *States) prune(ctx context.Context, namespace, name string) error {
 //
 // Expired states count for nothing; those seen go at once.
 func (s *States) pruneBrowser(ctx context.Context, st State, mine *corev1.Secret, now time.Time) error {
-	list, err := s.listFor(ctx, st.Namespace, st.Name)
+	list, err := s.listFor(ctx, st.resource())
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (s *States) pruneBrowser(ctx context.Context, st State, mine *corev1.Secret
 		return err
 	}
 	for i, b := range order {
-		if b.digest != st.BrowserDigest || i < MaxBrowsersPerResource {
+		if b.digest != st.BrowserDigest || i < s.maxBrowsers() {
 			continue
 		}
 		if err := deleteSecret(ctx, s.Writer, mine); err != nil {
@@ -97,7 +97,7 @@ func (s *States) pruneBrowser(ctx context.Context, st State, mine *corev1.Secret
 		// A slot frees up when the first of the browsers holding one has
 		// no live state left.
 		wait := StateTTL
-		for _, held := range order[:MaxBrowsersPerResource] {
+		for _, held := range order[:s.maxBrowsers()] {
 			wait = min(wait, held.lastExpires.Sub(now))
 		}
 		return &TooManyStartsError{RetryAfter: max(wait, time.Second)}
@@ -158,11 +158,11 @@ func (s *States) liveBrowsers(ctx context.Context, list []corev1.Secret, st Stat
 	return order, nil
 }
 
-func (s *States) listFor(ctx context.Context, namespace, name string) ([]corev1.Secret, error) {
+func (s *States) listFor(ctx context.Context, resource string) ([]corev1.Secret, error) {
 	var list corev1.SecretList
 	if err := s.Reader.List(ctx, &list, client.InNamespace(s.Namespace),
-		client.MatchingLabels{StateResourceLabel: resourceHash(namespace, name)}); err != nil {
-		return nil, fmt.Errorf("list OAuth states of %s/%s: %w", namespace, name, err)
+		client.MatchingLabels{StateResourceLabel: resource}); err != nil {
+		return nil, fmt.Errorf("list OAuth states: %w", err)
 	}
 	return list.Items, nil
 }
@@ -170,7 +170,7 @@ func (s *States) listFor(ctx context.Context, namespace, name string) ([]corev1.
 // DeleteFor deletes every outstanding state of a resource: after a
 // successful callback, no flow started with the old token may finish.
 func (s *States) DeleteFor(ctx context.Context, namespace, name string) error {
-	list, err := s.listFor(ctx, namespace, name)
+	list, err := s.listFor(ctx, resourceHash(namespace, name))
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,9 @@ type Receiver struct {
 	// handover; each takes only those of its own resources, so one code
 	// is exchanged once.
 	Shard labels.Selector
+	// SignUps are the targets' sign-ups, for the handovers of flows
+	// started at a sign-up's public URL (Handover.SignUp).
+	SignUps []SignUp
 	// Keep is HandoverKeep when zero.
 	Keep time.Duration
 	// Clock is the wall clock when nil.
@@ -98,9 +101,13 @@ func (r *Receiver) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	case err != nil:
 		return reconcile.Result{}, err // nothing was exchanged: try again
 	}
-	logf.FromContext(ctx).Info("OAuth grant received", "target", ho.Target, "resource", ho.Namespace+"/"+ho.Name, "result", out.Result)
-	data := map[string][]byte{handoverKeyTarget: sec.Data[handoverKeyTarget], handoverKeyNamespace: sec.Data[handoverKeyNamespace],
-		handoverKeyName: sec.Data[handoverKeyName], handoverKeyOutcome: []byte(out.Result),
+	logf.FromContext(ctx).Info("OAuth grant received", "target", ho.Target, "resource", ho.Namespace+"/"+ho.Name, "result", out.Result,
+		"signUp", ho.SignUp, "to", out.Namespace+"/"+out.Name)
+	if out.Namespace == "" {
+		out.Namespace, out.Name = ho.Namespace, ho.Name
+	}
+	data := map[string][]byte{handoverKeyTarget: sec.Data[handoverKeyTarget], handoverKeyNamespace: []byte(out.Namespace),
+		handoverKeyName: []byte(out.Name), handoverKeyOutcome: []byte(out.Result),
 		handoverKeyOutcomeAt: []byte(r.now().UTC().Format(time.RFC3339Nano))}
 	for k, v := range out.Extra {
 		data[handoverExtraPrefix+k] = []byte(v)
@@ -131,6 +138,9 @@ func (r *Receiver) receive(ctx context.Context, ho Handover) (Outcome, error) {
 	}
 	if t == nil {
 		return Outcome{Result: Gone}, nil
+	}
+	if ho.SignUp {
+		return r.receiveSignUp(ctx, t, ho)
 	}
 	key := types.NamespacedName{Namespace: ho.Namespace, Name: ho.Name}
 	res, err := t.Resolve(ctx, r.Reader, key)
@@ -189,13 +199,19 @@ func (r *Receiver) exchange(ctx context.Context, t *Target, res *Resource, ho Ha
 		return Outcome{Result: Unsaved}, nil
 	}
 	r.rotateConnectToken(ctx, connectSec, ho)
+	return Outcome{Result: Connected, Extra: publicExtra(tok)}, nil
+}
+
+// publicExtra is what a page may show of a new grant: the provider's
+// fields that are not secret.
+func publicExtra(tok Token) map[string]string {
 	extra := map[string]string{}
 	for _, k := range extraKeys {
 		if v := tok.Extra[k]; v != "" {
 			extra[k] = v
 		}
 	}
-	return Outcome{Result: Connected, Extra: extra}, nil
+	return extra
 }
 
 // GrantLocked reports whether the resource's stored grant works and may

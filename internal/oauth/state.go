@@ -79,6 +79,7 @@ const (
 	stateKeyUID         = "resource-uid"
 	stateKeyClaim       = "claim-digest"
 	stateKeyBrowser     = "browser-digest"
+	stateKeySignup      = "signup"
 	// The grant a flow obtained before a rate limit stopped it
 	// (State.Pending).
 	stateKeyPendingAccess  = "pending-access-token"
@@ -139,6 +140,10 @@ type State struct {
 	// browser does not spend it. "" for flows a credential starts (a
 	// connect link's token).
 	BrowserDigest string
+	// SignUp marks a flow started at a sign-up's public URL (Namespace and
+	// Name are the sign-up's): the grant makes or reconnects the resource
+	// of the account it is for (SignUp).
+	SignUp bool
 	// Pending is the grant the flow's code was already exchanged for when
 	// a rate limit stopped it before it finished (Restore): the retried
 	// callback uses it rather than the spent code.
@@ -158,6 +163,17 @@ type States struct {
 	Namespace string
 	// Clock is the wall clock when nil.
 	Clock clock.PassiveClock
+	// MaxBrowsers bounds the browsers with a flow in progress for one
+	// resource, for states bound to a browser (MaxBrowsersPerResource when
+	// zero).
+	MaxBrowsers int
+}
+
+func (s *States) maxBrowsers() int {
+	if s.MaxBrowsers > 0 {
+		return s.MaxBrowsers
+	}
+	return MaxBrowsersPerResource
 }
 
 func (s *States) now() time.Time {
@@ -169,6 +185,17 @@ func (s *States) now() time.Time {
 func StateSecretName(state string) string {
 	sum := sha256.Sum256([]byte(state))
 	return "oauth-state-" + hex.EncodeToString(sum[:16])
+}
+
+// resource is the StateResourceLabel value of st: its resource's, or its
+// sign-up's, kept apart from a resource of the same name (a name holds no
+// "/"), so that neither's bounds or a connect's clean-up touch the other's
+// states.
+func (st State) resource() string {
+	if st.SignUp {
+		return resourceHash(st.Namespace, "signup/"+st.Name)
+	}
+	return resourceHash(st.Namespace, st.Name)
 }
 
 // resourceHash is the StateResourceLabel value of a resource.
@@ -186,7 +213,7 @@ func (s *States) Create(ctx context.Context, st State) (string, error) {
 	state := capability.Random(32)
 	now := s.now()
 	labels := map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue,
-		StateLabel: st.Target, StateResourceLabel: resourceHash(st.Namespace, st.Name)}
+		StateLabel: st.Target, StateResourceLabel: st.resource()}
 	if st.BrowserDigest != "" {
 		labels[StateBrowserLabel] = st.BrowserDigest
 	}
@@ -197,7 +224,7 @@ func (s *States) Create(ctx context.Context, st State) (string, error) {
 		StringData: map[string]string{stateKeyTarget: st.Target, stateKeyNamespace: st.Namespace, stateKeyName: st.Name,
 			stateKeyVerifier: st.Verifier, stateKeyConnectHash: st.ConnectTokenHash, stateKeyUID: string(st.ResourceUID),
 			stateKeyExpires: now.Add(StateTTL).UTC().Format(time.RFC3339), stateKeyClaim: st.ClaimDigest,
-			stateKeyBrowser: st.BrowserDigest},
+			stateKeyBrowser: st.BrowserDigest, stateKeySignup: signUpFlag(st.SignUp)},
 	}
 	if err := s.Writer.Create(ctx, sec); err != nil {
 		return "", fmt.Errorf("create OAuth state Secret: %w", err)
@@ -224,13 +251,14 @@ func (s *States) Restore(ctx context.Context, state string, st State) error {
 		return ErrStateInvalid
 	}
 	labels := map[string]string{v1alpha1.ManagedByLabel: v1alpha1.ManagedByValue,
-		StateLabel: st.Target, StateResourceLabel: resourceHash(st.Namespace, st.Name)}
+		StateLabel: st.Target, StateResourceLabel: st.resource()}
 	if st.BrowserDigest != "" {
 		labels[StateBrowserLabel] = st.BrowserDigest
 	}
 	data := map[string]string{stateKeyTarget: st.Target, stateKeyNamespace: st.Namespace, stateKeyName: st.Name,
 		stateKeyVerifier: st.Verifier, stateKeyConnectHash: st.ConnectTokenHash, stateKeyUID: string(st.ResourceUID),
-		stateKeyExpires: st.Expires.UTC().Format(time.RFC3339), stateKeyClaim: st.ClaimDigest, stateKeyBrowser: st.BrowserDigest}
+		stateKeyExpires: st.Expires.UTC().Format(time.RFC3339), stateKeyClaim: st.ClaimDigest, stateKeyBrowser: st.BrowserDigest,
+		stateKeySignup: signUpFlag(st.SignUp)}
 	if g := st.Pending; g != nil {
 		data[stateKeyPendingAccess], data[stateKeyPendingRefresh], data[stateKeyPendingType] = g.AccessToken, g.RefreshToken, g.TokenType
 		data[stateKeyPendingScope] = g.Extra[KeyScope]
@@ -304,5 +332,13 @@ func stateFrom(sec *corev1.Secret) State {
 	}
 	return State{Pending: pending, Target: d(stateKeyTarget), Namespace: d(stateKeyNamespace), Name: d(stateKeyName),
 		Verifier: d(stateKeyVerifier), ConnectTokenHash: d(stateKeyConnectHash), ResourceUID: types.UID(d(stateKeyUID)),
-		Expires: expires, ClaimDigest: d(stateKeyClaim), BrowserDigest: d(stateKeyBrowser)}
+		Expires: expires, ClaimDigest: d(stateKeyClaim), BrowserDigest: d(stateKeyBrowser), SignUp: d(stateKeySignup) == "true"}
+}
+
+// signUpFlag is how a state or a handover records SignUp.
+func signUpFlag(signUp bool) string {
+	if signUp {
+		return "true"
+	}
+	return ""
 }

@@ -90,6 +90,7 @@ type stored struct {
 	resourceVersion     string
 	exists              bool
 	labels, annotations map[string]string
+	owners              []metav1.OwnerReference
 }
 
 func (s *Store) load(ctx context.Context, key types.NamespacedName) (stored, error) {
@@ -123,7 +124,8 @@ func storedFrom(sec *corev1.Secret) stored {
 		}
 	}
 	t.ReconnectedFor = sec.Annotations[v1alpha1.ReconnectedForAnnotation]
-	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true, labels: sec.Labels, annotations: sec.Annotations}
+	return stored{Token: t, resourceVersion: sec.ResourceVersion, exists: true, labels: sec.Labels, annotations: sec.Annotations,
+		owners: sec.OwnerReferences}
 }
 
 // Load reads a grant; ok is false when the Secret does not exist.
@@ -158,8 +160,10 @@ func (s *Store) write(ctx context.Context, key types.NamespacedName, t Token, pr
 	// grant reconciles its resource at once.
 	labels[v1alpha1.ManagedByLabel] = v1alpha1.ManagedByValue
 	sec := &corev1.Secret{
+		// Its owners are kept: a Secret its resource owns (a sign-up's
+		// integration) goes with it.
 		ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
-			Labels: labels, Annotations: annotations},
+			Labels: labels, Annotations: annotations, OwnerReferences: prev.owners},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}

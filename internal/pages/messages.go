@@ -70,6 +70,18 @@ var (
 	StartAgainConnect   = Text{En: "Start again from the connect link you were given.", Ja: "受け取った接続リンクからやり直してください。"}
 )
 
+// Self-service sign-up (seed 000 §1.1): its refusals. Its success page is
+// Notion's.
+var (
+	SignUpNotFoundTitle = Text{En: "There is no sign-up here", Ja: "この登録ページはありません"}
+	SignUpNotFoundLine  = Text{En: "Check the address, or ask the people who gave it to you.", Ja: "アドレスを確認するか、このアドレスを教えてくれた方に尋ねてください。"}
+	SignUpClosedTitle   = Text{En: "Sign-up is closed", Ja: "登録の受付は終了しました"}
+	SignUpClosedLine    = Text{En: "No new sign-ups are taken here now. Integrations made before keep working.", Ja: "現在、新しい登録は受け付けていません。すでに作成された連携はそのまま動きます。"}
+	SignUpFullTitle     = Text{En: "Sign-up is full", Ja: "登録数が上限に達しました"}
+	SignUpFullLine      = Text{En: "This sign-up has made as many integrations as it may, so none was made for your workspace. Please tell the people who gave you this address.", Ja: "この登録ページで作成できる連携の数が上限に達したため、あなたのワークスペースの連携は作成されませんでした。このアドレスを教えてくれた方にお知らせください。"}
+	SignUpBusyLine      = Text{En: "Many people are signing up right now.", Ja: "現在、多くの方が登録中です。"}
+)
+
 // Notion's success page (seed 000 §3.1.2), in the words Notion's own
 // screens use today (notion.com/help/webhook-actions).
 var (

@@ -296,7 +296,10 @@ func callback(d Deps) HandlerFunc {
 		name := r.PathValue("target")
 		ctx := r.Context()
 		q := r.URL.Query()
-		st, ok, err := consumeState(w, r, d.oauthStates(), "", name, connectWords)
+		// A state a sign-up bound to a browser is spent only by that
+		// browser (or one that lost its cookie); a connect link's is bound
+		// to none.
+		st, ok, err := consumeState(w, r, d.oauthStates(), browserDigestOf(r), name, connectWords)
 		if !ok {
 			return err
 		}
@@ -308,23 +311,36 @@ func callback(d Deps) HandlerFunc {
 		handovers := d.handovers()
 		hk, err := handovers.Create(ctx, q.Get("state"), oauth.Handover{Target: name, Namespace: key.Namespace, Name: key.Name,
 			ResourceUID: st.ResourceUID, ConnectTokenHash: st.ConnectTokenHash, Code: q.Get("code"), Verifier: st.Verifier,
-			RedirectURI: d.redirectURI(name)})
+			RedirectURI: d.redirectURI(name), SignUp: st.SignUp})
 		if err != nil {
 			return showPage(w, r, refusal(http.StatusServiceUnavailable, pages.TryAgainTitle, pages.Say(pages.HandoverFailedLine), pages.Say(pages.StartAgainConnect)), err)
 		}
 		out, answered := handovers.Await(ctx, hk)
 		if !answered {
-			return showPage(w, r, pages.Page{Status: http.StatusAccepted, Mark: pages.Wait, Title: pages.Say(pages.ConnectingTitle),
-				Lines: []pages.Line{pages.Say(pages.ConnectingLine), pages.Say(pages.CloseThisPage)}, Admin: []string{kubectlGet(target.Kind, key)}}, nil)
+			p := pages.Page{Status: http.StatusAccepted, Mark: pages.Wait, Title: pages.Say(pages.ConnectingTitle),
+				Lines: []pages.Line{pages.Say(pages.ConnectingLine), pages.Say(pages.CloseThisPage)}}
+			if !st.SignUp { // a sign-up's resource is not known until the manager answers
+				p.Admin = []string{kubectlGet(target.Kind, key)}
+			}
+			return showPage(w, r, p, nil)
 		}
 		switch out.Result {
 		case oauth.Connected:
+			// A sign-up's grant went to the resource it made or found.
+			key = types.NamespacedName{Namespace: out.Namespace, Name: out.Name}
 		case oauth.Gone:
+			if st.SignUp {
+				return showPage(w, r, signUpNotFound(), nil)
+			}
 			return showPage(w, r, refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.GoneLine)), nil)
 		case oauth.Locked:
 			return alreadyConnected(w, r, target.Kind, key)
 		case oauth.Stale:
 			return refuseConnect(w, r)
+		case oauth.Closed:
+			return showPage(w, r, signUpClosed(), nil)
+		case oauth.Full:
+			return showPage(w, r, signUpFull(), nil)
 		default:
 			if p, failed := handoverFailed(out.Result); failed {
 				return showPage(w, r, p, nil)

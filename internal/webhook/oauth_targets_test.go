@@ -166,9 +166,15 @@ func (w *oauthWorld) families() []webhook.Family {
 // serve starts a webhook server whose state namespace is namespace.
 func (w *oauthWorld) serve(t *testing.T, namespace string, wait time.Duration) string {
 	t.Helper()
+	return w.serveWith(t, namespace, wait, webhook.Options{Log: logr.Discard()})
+}
+
+// serveWith is serve with the server's options.
+func (w *oauthWorld) serveWith(t *testing.T, namespace string, wait time.Duration, opts webhook.Options) string {
+	t.Helper()
 	hookSrv := httptest.NewUnstartedServer(nil)
 	hookURL := "http://" + hookSrv.Listener.Addr().String()
-	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard()},
+	hook, err := webhook.NewServer(opts,
 		webhook.Deps{Client: w.env.Client, APIReader: w.env.Client, Upstreams: w.ups, Outbound: w.out, Log: logr.Discard(),
 			PublicURL: hookURL, StateNamespace: namespace, HandoverWait: wait},
 		w.families()...)

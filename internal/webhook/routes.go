@@ -94,6 +94,9 @@ type Deps struct {
 	// oauthTargets are the OAuth targets of the families the Server was
 	// built with, by name (NewServer sets them).
 	oauthTargets map[string]OAuthTarget
+	// signUpLimits bound the sign-ups' starts (NewServer sets them from
+	// Options.SignUp).
+	signUpLimits *signUpLimiters
 	// notionEvents counts the Notion routes' events by outcome (NewServer
 	// sets it).
 	notionEvents *prometheus.CounterVec
@@ -146,6 +149,7 @@ func Families() []Family {
 		receiveFamily,
 		sheetsFamily,
 		signInFamily,
+		signUpFamily,
 	}
 }
 

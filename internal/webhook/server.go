@@ -104,6 +104,8 @@ type Options struct {
 	// Language is the language of the pages a person's browser gets when
 	// its Accept-Language names none served (pages.En when empty).
 	Language pages.Lang
+	// SignUp bounds the starts of self-service sign-ups (signup.go).
+	SignUp SignUpLimits
 }
 
 // Server is the webhook HTTP server.
@@ -159,6 +161,7 @@ func NewServer(opts Options, deps Deps, families ...Family) (s *Server, err erro
 	if deps.notionEvents, err = newNotionMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
+	deps.signUpLimits = newSignUpLimiters(opts.SignUp, opts.RateLimit.TrustForwardedFor)
 	s = &Server{opts: opts, mux: http.NewServeMux(), limiter: newLimiter(opts.RateLimit), metrics: m, after: time.After}
 
 	// Seed 000 §6.1: GET / is a health check. It says only "ok": the

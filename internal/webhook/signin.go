@@ -170,17 +170,20 @@ func StartSignIn(w http.ResponseWriter, r *http.Request, d Deps, c Claim) error 
 	case err != nil:
 		return Unavailable(DefaultRetryAfter, "the sign-in could not be started; retry later").WithCause(err)
 	}
-	maxAge := int(oauth.StateTTL / time.Second)
-	// Set again at each start, so it lasts as long as the browser's newest
-	// state and no longer: it identifies a sign-in in progress, nothing
-	// more.
-	http.SetCookie(w, &http.Cookie{Name: BrowserCookie, Value: browser, Path: "/",
-		MaxAge: maxAge, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+	setBrowserCookie(w, browser)
 	http.SetCookie(w, &http.Cookie{Name: claimCookie, Value: c.Short, Path: signInCallbackPath,
-		MaxAge: maxAge, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+		MaxAge: int(oauth.StateTTL / time.Second), HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 	privatePage(w)
 	http.Redirect(w, r, authorizeURL(d, p, d.signInRedirectURI(), creds.ID, state, verifier), http.StatusFound)
 	return nil
+}
+
+// setBrowserCookie binds the flows browser starts to it. It is set again
+// at each start, so it lasts as long as the browser's newest state and no
+// longer: it identifies a sign-in in progress, nothing more.
+func setBrowserCookie(w http.ResponseWriter, browser string) {
+	http.SetCookie(w, &http.Cookie{Name: BrowserCookie, Value: browser, Path: "/",
+		MaxAge: int(oauth.StateTTL / time.Second), HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 }
 
 // browserIDBytes is a browser-binding id's entropy: 256 bits, so nobody

@@ -123,7 +123,7 @@ func TestMain(m *testing.M) {
 				c.KeySecret = "link-keys"
 			}
 		}
-		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hook.URL}, all...); err != nil {
+		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hook.URL, StateNamespace: linkNamespace}, all...); err != nil {
 			return nil, err
 		}
 		if err := hook.Serve(mgr, ups, out, logr.Discard()); err != nil {

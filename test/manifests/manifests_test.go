@@ -77,7 +77,7 @@ func TestDefaultInstallIsAcceptedByTheAPIServer(t *testing.T) {
 			t.Errorf("%s %s/%s refused: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
 	}
-	for kind, want := range map[string]int{"CustomResourceDefinition": 7, "Deployment": 2, "ClusterRole": 2, "ServiceAccount": 2, "Service": 1} {
+	for kind, want := range map[string]int{"CustomResourceDefinition": 8, "Deployment": 2, "ClusterRole": 2, "ServiceAccount": 2, "Service": 1} {
 		if kinds[kind] != want {
 			t.Errorf("config/default has %d %s, want %d", kinds[kind], kind, want)
 		}

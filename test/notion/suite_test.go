@@ -36,6 +36,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -88,11 +89,12 @@ func startControllers(e *testenv.Env) error {
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
 	reports := &notionintegration.Reports{}
-	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine}, &notionintegration.Controller{Reports: reports},
-		&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}); err != nil {
+	kinds := []wire.Kind{&notionintegration.Controller{Reports: reports},
+		&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}, &notionsignup.Controller{}}
+	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, StateNamespace: "default"}, kinds...); err != nil {
 		return err
 	}
-	if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
+	if err := grant.SetupHandover(mgr, engine, "default", nil, wire.SignUps(kinds)...); err != nil {
 		return err
 	}
 	stopControllers = testenv.StartManager(mgr)

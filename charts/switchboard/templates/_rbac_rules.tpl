@@ -33,7 +33,7 @@
   - switchboard.dev
   resources:
   - calendarwatches
-  - notionintegrations
+  - notionsignups
   - sheetconnections
   - slidestocks
   verbs:
@@ -47,6 +47,7 @@
   resources:
   - calendarwatches/finalizers
   - notionintegrations/finalizers
+  - notionsignups/finalizers
   - receivelinks/finalizers
   - sheetconnections/finalizers
   verbs:
@@ -56,6 +57,7 @@
   resources:
   - calendarwatches/status
   - notionintegrations/status
+  - notionsignups/status
   - papersyncs/status
   - receivelinks/status
   - sheetconnections/status
@@ -65,6 +67,17 @@
   - get
   - patch
   - update
+- apiGroups:
+  - switchboard.dev
+  resources:
+  - notionintegrations
+  verbs:
+  - create
+  - get
+  - list
+  - patch
+  - update
+  - watch
 - apiGroups:
   - switchboard.dev
   resources:

@@ -51,11 +51,12 @@ func SecretWatch(c client.Reader, list client.ObjectList) (client.Object, handle
 
 // SetupHandover registers the receiver of the grants the webhook server
 // hands over in stateNamespace (its --state-namespace) for every OAuth
-// target: the webhook holds no right to the resources' Secrets, so the
-// manager exchanges each code and writes the grant.
-func SetupHandover(mgr ctrl.Manager, engine *oauth.Engine, stateNamespace string, shard labels.Selector) error {
+// target, and the grants of signUps (wire.SignUps): the webhook holds no
+// right to the resources' Secrets, so the manager exchanges each code and
+// writes the grant.
+func SetupHandover(mgr ctrl.Manager, engine *oauth.Engine, stateNamespace string, shard labels.Selector, signUps ...oauth.SignUp) error {
 	return SetupReceiver(mgr, &oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
-		Targets: targets.All(), Namespace: stateNamespace, Shard: shard})
+		Targets: targets.All(), Namespace: stateNamespace, Shard: shard, SignUps: signUps})
 }
 
 // SetupReceiver registers r, the manager's receiver of the grants the

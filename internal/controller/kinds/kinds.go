@@ -22,6 +22,7 @@ package kinds
 import (
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
@@ -39,6 +40,7 @@ func All(linkNamespace string) []wire.Kind {
 	return []wire.Kind{
 		&slidestock.Controller{},
 		&notionintegration.Controller{Reports: notion},
+		&notionsignup.Controller{},
 		&papersync.Controller{Integrations: notion},
 		&calendarwatch.Controller{},
 		&receivelink.Controller{Namespace: linkNamespace},

@@ -49,6 +49,10 @@ type Deps struct {
 	// object): what runs beside a controller and lists from the API
 	// server acts only on the objects it selects.
 	Shard labels.Selector
+	// StateNamespace is the webhook's namespace (the manager's
+	// --state-namespace): OAuth states and handovers, and the sign-ups a
+	// controller publishes for the webhook's start route.
+	StateNamespace string
 	// Watch are the manager's --watch-namespaces (empty: every
 	// namespace): what runs beside a controller and lists from the API
 	// server lists each of them, since a namespaced install may list
@@ -72,6 +76,24 @@ type Kind interface {
 // --link-namespace); the manager's cache holds them.
 type OwnNamespaces interface {
 	OwnNamespaces() []string
+}
+
+// SignUpper is what a Kind implements whose objects are sign-ups of an
+// OAuth target: the manager's OAuth Receiver turns their grants into
+// resources.
+type SignUpper interface {
+	SignUps() []oauth.SignUp
+}
+
+// SignUps are the sign-ups of kinds, for the OAuth Receiver.
+func SignUps(kinds []Kind) []oauth.SignUp {
+	var out []oauth.SignUp
+	for _, k := range kinds {
+		if s, ok := k.(SignUpper); ok {
+			out = append(out, s.SignUps()...)
+		}
+	}
+	return out
 }
 
 // Namespaces are the namespaces of its own that each of kinds reads.
