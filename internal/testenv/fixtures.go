@@ -63,6 +63,9 @@ type Webhook struct {
 	Registerer prometheus.Registerer
 	// StateNamespace is the server's own namespace ("default" when empty).
 	StateNamespace string
+	// SignUp bounds the sign-ups' starts (none but the default sign-ups
+	// in progress when zero).
+	SignUp webhook.SignUpLimits
 	// Cache, when set before Serve, wraps the cached client the routes
 	// read through (a test's cache that lags the API server).
 	Cache func(client.Client) client.Client
@@ -86,7 +89,7 @@ func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Clien
 	if w.Cache != nil {
 		cached = w.Cache(cached)
 	}
-	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer},
+	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer, SignUp: w.SignUp},
 		webhook.Deps{Client: cached, APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn, Recorder: mgr.GetEventRecorder("switchboard-webhook")},
 		webhook.Families()...)

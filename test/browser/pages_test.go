@@ -111,6 +111,7 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 		{name: "discord-denied", status: 403, reach: discordDenied,
 			say: map[string]string{"en": "Discord answered: access_denied.", "ja": "Discord の応答: access_denied"}},
 	}
+	all = append(all, signUpPages()...)
 	for _, lang := range []string{"ja", "en"} {
 		for _, vp := range viewports {
 			t.Run(lang+"-"+vp.name, func(t *testing.T) {

@@ -47,6 +47,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -135,6 +136,9 @@ func startOperator(e *testenv.Env) (func(), error) {
 	}
 	hook := testenv.NewWebhook()
 	hook.StateNamespace = opns
+	// Few sign-ups in progress at once, so that a page can show the wait
+	// (signup_test.go); each test signs up through a sign-up of its own.
+	hook.SignUp = webhook.SignUpLimits{Pending: pendingSignUps}
 	hookURL = hook.URL
 	audit := &webhook.Auditor{Client: hookMgr.GetClient(), Reader: hookMgr.GetAPIReader(),
 		Recorder: hookMgr.GetEventRecorder("switchboard-webhook"), Interval: 100 * time.Millisecond, Log: logr.Discard()}
@@ -150,7 +154,7 @@ func startOperator(e *testenv.Env) (func(), error) {
 
 	// The manager as cmd/manager builds it, with the controllers of the
 	// kinds these tests connect or share.
-	kinds := []wire.Kind{&notionintegration.Controller{}, &calendarwatch.Controller{}, &receivelink.Controller{Namespace: opns}}
+	kinds := []wire.Kind{&notionintegration.Controller{}, &notionsignup.Controller{}, &calendarwatch.Controller{}, &receivelink.Controller{Namespace: opns}}
 	co := setup.ClientOptions()
 	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
 		Cache:  setup.Scope{Own: append([]string{opns}, wire.Namespaces(kinds)...), SecretsOnlyWake: true}.CacheOptions(e.Scheme),
@@ -162,10 +166,10 @@ func startOperator(e *testenv.Env) (func(), error) {
 		return nil, err
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL}, kinds...); err != nil {
+	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL, StateNamespace: opns}, kinds...); err != nil {
 		return nil, err
 	}
-	if err := grant.SetupHandover(mgr, engine, opns, nil); err != nil {
+	if err := grant.SetupHandover(mgr, engine, opns, nil, wire.SignUps(kinds)...); err != nil {
 		return nil, err
 	}
 	stopMgr := testenv.StartManager(mgr)
