@@ -107,10 +107,12 @@ var (
 		func() client.ObjectList { return &v1alpha1.PaperSyncList{} }}
 	sheetSyncKind = kind{"SheetSync", func() client.Object { return &v1alpha1.SheetSync{} },
 		func() client.ObjectList { return &v1alpha1.SheetSyncList{} }}
+	signUpKind = kind{"NotionSignup", func() client.Object { return &v1alpha1.NotionSignup{} },
+		func() client.ObjectList { return &v1alpha1.NotionSignupList{} }}
 
 	// parents are the kinds with readiness series; oauthKinds those with
 	// token series.
-	parents    = []kind{notionKind, slidesKind, calendarKind, linkKind, sheetsKind}
+	parents    = []kind{notionKind, slidesKind, calendarKind, linkKind, sheetsKind, signUpKind}
 	oauthKinds = []kind{notionKind, calendarKind, sheetsKind}
 )
 
