@@ -36,7 +36,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 // A person's page, reached by its URL alone: what it must say in each
@@ -112,6 +114,12 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 			say: map[string]string{"en": "Discord answered: access_denied.", "ja": "Discord の応答: access_denied"}},
 	}
 	all = append(all, signUpPages()...)
+	// Last: each leaves a Discord session in the tab.
+	all = append(all,
+		personPage{name: "discord-signed-in", status: 200, reach: discordSignedInWithoutClaim,
+			say: map[string]string{"en": "You are signed in with Discord as", "ja": "としてサインインしました"}},
+		personPage{name: "link-other-user", status: 403, reach: discordOtherUser,
+			say: map[string]string{"en": "This link is for someone else", "ja": "このリンクは別の方宛てです"}})
 	for _, lang := range []string{"ja", "en"} {
 		for _, vp := range viewports {
 			t.Run(lang+"-"+vp.name, func(t *testing.T) {
@@ -163,14 +171,42 @@ func googleConsent(t *testing.T, b *tab) {
 // discordDenied opens a share link for a Discord user and denies Discord's
 // consent page: the sign-in's refusal page.
 func discordDenied(t *testing.T, b *tab) {
-	discordEm.SetConsentUser(alice)
-	_, shareURL, _ := sharedLink(t, "denied", nil)
+	toDiscordConsent(t, b, alice)
+	b.click(denyButton, ourPage)
+}
+
+// toDiscordConsent opens a new share link for alice and waits for
+// Discord's consent page, which signs in user. A session an earlier page
+// left in the tab is dropped first.
+func toDiscordConsent(t *testing.T, b *tab, user sandbox.DiscordUser) {
+	if _, err := chromedp.Call(b.ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: webhook.SessionCookie, URL: hookURL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	discordEm.SetConsentUser(user)
+	_, shareURL, _ := sharedLink(t, "for alice", nil)
 	testenv.EventuallyWithin(t, time.Minute, "the share link leads to Discord's consent page", func() bool {
 		b.do("open the share link", chromedp.Navigate(shareURL))
 		loc, err := chromedp.Run(b.ctx, chromedp.Location())
 		return err == nil && strings.HasPrefix(loc, sandboxURL+"/discord/oauth2/authorize?")
 	})
-	b.click(denyButton, ourPage)
+}
+
+// discordSignedInWithoutClaim signs in at Discord after the browser lost
+// the cookie that remembers the link (seed 003: the callback copes): the
+// signed-in page, which asks the person to open their link again.
+func discordSignedInWithoutClaim(t *testing.T, b *tab) {
+	toDiscordConsent(t, b, alice)
+	if _, err := chromedp.Call(b.ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: "sb_claim", URL: hookURL + "/auth/discord/callback"}); err != nil {
+		t.Fatal(err)
+	}
+	b.click(allowButton, ourPage)
+}
+
+// discordOtherUser signs in as bob to a link shared with alice: the
+// other-user refusal.
+func discordOtherUser(t *testing.T, b *tab) {
+	toDiscordConsent(t, b, sandbox.DiscordUser{ID: "876543210987654321", Username: "bob"})
+	b.click(allowButton, ourPage)
 }
 
 // pageReader reads pages in one tab at one viewport and language, and
