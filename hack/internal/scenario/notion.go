@@ -22,7 +22,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -36,49 +39,100 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
-// connectNotion reads the integration's one-use connect link from the
-// Secret the manager keeps it in (as a person would with kubectl), runs
-// connect → consent → callback and waits for the integration to be Ready
-// with its database.
-func (d *Demo) connectNotion(ctx context.Context, webhookURL string) error {
-	link, err := d.readLink(ctx, webhookURL, "notion", NotionIntegrationName)
+// signUpNotion signs a researcher up as seed 000 has it, with no kubectl
+// and no connect link: the NotionSignup sample publishes its public URL,
+// the researcher opens it, allows access on the sandbox's consent page,
+// and reads the page (shown here, in Japanese, as the seed's researcher
+// asks for it). Signing up again, in English, finds the same integration.
+func (d *Demo) signUpNotion(ctx context.Context) error {
+	su, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: NotionSignupName}, 60*time.Second,
+		func(su *v1alpha1.NotionSignup) bool {
+			return su.Status.URL != "" && meta.IsStatusConditionTrue(su.Status.Conditions, v1alpha1.ReadyCondition)
+		})
 	if err != nil {
+		return fmt.Errorf("the NotionSignup sample's start URL: %w (status %+v)", err, su.Status)
+	}
+	fmt.Printf("    the platform team hands out %s (status.url of notionsignup/%s)\n", su.Status.URL, NotionSignupName)
+	for i, lang := range []string{"ja", "en"} {
+		code, body, err := signUp(su.Status.URL, lang)
+		switch {
+		case err != nil:
+			return err
+		case code != http.StatusOK || !bytes.Contains(body, []byte("Demo Lab")):
+			return fmt.Errorf("the sign-up's callback answered %d: %s", code, pageText(body))
+		}
+		if i == 0 {
+			fmt.Printf("    the researcher allowed access on Notion's consent page; the page reads (Accept-Language: %s):\n", lang)
+			for _, line := range strings.Split(pageText(body), "\n") {
+				fmt.Printf("      | %s\n", line)
+			}
+			continue
+		}
+		fmt.Printf("    signing up again (Accept-Language: %s): %d, %q\n", lang, code, firstLine(pageText(body)))
+	}
+	var list v1alpha1.NotionIntegrationList
+	if err := d.C.List(ctx, &list, client.InNamespace(Namespace), client.MatchingLabels{v1alpha1.SignUpLabel: NotionSignupName}); err != nil {
 		return err
 	}
-	code, body, reached, err := follow(link, false)
-	switch {
-	case err != nil:
-		return err
-	case !reached:
-		return errors.New("the Notion OAuth flow did not reach the callback in 3 hops")
-	case code != http.StatusOK || !bytes.Contains(body, []byte("Connected to Notion")) || !bytes.Contains(body, []byte("Demo Lab")):
-		return fmt.Errorf("OAuth callback answered %d", code)
+	if len(list.Items) != 1 || list.Items[0].Name != NotionIntegrationName {
+		return fmt.Errorf("the sign-up made %d integrations, want one named %s", len(list.Items), NotionIntegrationName)
 	}
-	fmt.Println("    callback answered 200: \"Connected to Notion\", workspace Demo Lab (the token Secret demo/notion-token now holds the grant)")
-	// The link works once: the callback deleted its token. Until the
-	// controller publishes the next token's hash the connect route still
-	// knows the old one: it answers 409 (the grant works and is not
-	// replaced), or starts a flow that the callback refuses (403); after,
-	// the route refuses the link itself (403).
-	code, body, reached, err = follow(link, false)
-	switch {
-	case err != nil:
-		return err
-	case !reached || code != http.StatusForbidden && code != http.StatusConflict:
-		return fmt.Errorf("the used connect link answered %d, want 403 or 409: %s", code, body)
-	}
-	fmt.Printf("    the used link is refused (%d); the manager mints a new one in the Secret\n", code)
 	ni, err := d.waitIntegration(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("    NotionIntegration Ready: workspace %q, database %s\n    Automation URL %s%s\n    connection webhook URL %s%s\n",
-		ni.Status.WorkspaceName, ni.Status.DatabaseURL, webhookURL, ni.Status.WebhookPath, webhookURL, ni.Status.EventsPath)
+	fmt.Printf("    one NotionIntegration for the workspace, made by the manager: %s, Ready, database %s\n    Automation URL %s%s\n    connection webhook URL %s%s\n",
+		ni.Name, ni.Status.DatabaseURL, d.WebhookURL, ni.Status.WebhookPath, d.WebhookURL, ni.Status.EventsPath)
 	return nil
 }
 
-// waitIntegration waits for the sample NotionIntegration to be Ready with
-// its database, for 60 s.
+// signUp opens a start URL as a browser asking for lang and follows it
+// through the consent page to the callback's answer.
+func signUp(start, lang string) (int, []byte, error) {
+	next := start
+	for range 3 {
+		req, err := http.NewRequest(http.MethodGet, next, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Accept-Language", lang)
+		resp, err := browser.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusFound {
+			return resp.StatusCode, body, nil
+		}
+		next = resp.Header.Get("Location")
+	}
+	return 0, nil, errors.New("the sign-up did not reach the callback in 3 hops")
+}
+
+var (
+	pageHidden = regexp.MustCompile(`(?s)<(head|style|script|details)[^>]*>.*?</(head|style|script|details)>`)
+	pageBlocks = regexp.MustCompile(`</?(h1|h2|h3|p|li|ol|ul|div|section|main|header|footer|pre|nav)\b[^>]*>`)
+	pageTags   = regexp.MustCompile(`<[^>]+>`)
+	pageBlanks = regexp.MustCompile(`[ \t]*\n\s*`)
+)
+
+// pageText is the text a person reads on a page, one line a block: its
+// head, styles, scripts and the platform team's folded details removed.
+func pageText(body []byte) string {
+	text := pageHidden.ReplaceAllString(string(body), "")
+	text = pageTags.ReplaceAllString(pageBlocks.ReplaceAllString(text, "\n"), "")
+	return strings.TrimSpace(pageBlanks.ReplaceAllString(html.UnescapeString(text), "\n"))
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// waitIntegration waits for the researcher's NotionIntegration to be
+// Ready with its database, for 60 s.
 func (d *Demo) waitIntegration(ctx context.Context) (*v1alpha1.NotionIntegration, error) {
 	var ni *v1alpha1.NotionIntegration
 	err := poll.Until(ctx, "NotionIntegration "+NotionIntegrationName+" Ready", 200*time.Millisecond, 60*time.Second, func() (bool, error) {
@@ -169,12 +223,16 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 		return fmt.Errorf("add the automation: %w", err)
 	}
 	// The PaperSync sample, as a person would apply it by hand: its pageID
-	// names a page of the integration's database.
+	// names a page of the integration's database, its integrationRef the
+	// integration.
 	samplePage, err := AddPage(sandboxURL, ni.Status.DatabaseID, ArxivLink)
 	if err != nil {
 		return err
 	}
 	if err := unstructured.SetNestedField(d.paperSample.Object, samplePage, "spec", "pageID"); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(d.paperSample.Object, NotionIntegrationName, "spec", "integrationRef", "name"); err != nil {
 		return err
 	}
 	if err := d.C.Create(ctx, d.paperSample); err != nil {

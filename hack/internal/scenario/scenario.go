@@ -38,20 +38,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 const (
 	// Namespace holds the samples and everything the walk creates.
 	Namespace = "demo"
-	// NotionIntegrationName is the sample integration the walk connects;
-	// ArxivLink the paper its Automation posts.
-	NotionIntegrationName = "research"
-	ArxivLink             = "https://arxiv.org/abs/2301.12345v2"
+	// NotionSignupName is the sample sign-up the walk's researcher signs
+	// up through; ArxivLink the paper its integration's pages get.
+	NotionSignupName = "researchers"
+	ArxivLink        = "https://arxiv.org/abs/2301.12345v2"
+	// demoWorkspaceID is the sandbox seed's Notion workspace.
+	demoWorkspaceID = "5d1f0a52-9a7e-4c1e-9b8e-2f6a1c3d4e5f"
 	// pollEvery is how often the walk checks what it waits for, unless a
 	// step says otherwise.
 	pollEvery = 100 * time.Millisecond
 )
+
+// NotionIntegrationName is the integration the researcher's sign-up
+// makes for the seed's workspace.
+var NotionIntegrationName = notionsignup.IntegrationName(NotionSignupName, demoWorkspaceID)
 
 // Demo is one walk. C is an administrator's client; SandboxURL the
 // sandbox the binaries' upstreams point at, started with SandboxSeed and
@@ -74,7 +81,7 @@ func Step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) 
 func SandboxSeed() []byte {
 	return []byte(`{"googleOAuth":{"clients":{"demo-client":"demo-secret"}},
  "notion":{"clients":{"demo-notion-client":"demo-notion-secret"},
-           "workspace":{"ID":"5d1f0a52-9a7e-4c1e-9b8e-2f6a1c3d4e5f","Name":"Demo Lab","BotID":"b07b07b0-0000-4000-8000-000000000001"},
+           "workspace":{"ID":"` + demoWorkspaceID + `","Name":"Demo Lab","BotID":"b07b07b0-0000-4000-8000-000000000001"},
            "pages":["Reading list"]},
  "googleSheets":` + sheetsSeed + `}`)
 }
@@ -120,8 +127,8 @@ func (d *Demo) Run(ctx context.Context, extraStaged map[string]string) error {
 		return err
 	}
 
-	Step("connecting the Notion workspace through the OAuth routes, as a browser would")
-	if err := d.connectNotion(ctx, d.WebhookURL); err != nil {
+	Step("a researcher signs up through the NotionSignup's public URL: no kubectl, no connect link")
+	if err := d.signUpNotion(ctx); err != nil {
 		return err
 	}
 

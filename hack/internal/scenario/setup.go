@@ -116,6 +116,12 @@ func (d *Demo) applySamples(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		u.SetNamespace(Namespace)
+		if u.GetKind() == "NotionIntegration" {
+			// A platform team's hand-made integration, connected by a
+			// link it hands over; the walk's researcher signs up instead.
+			fmt.Printf("    %s/%s skipped: the researcher signs up through notionsignup/%s instead\n", strings.ToLower(u.GetKind()), u.GetName(), NotionSignupName)
+			continue
+		}
 		if u.GetKind() == "PaperSync" {
 			// Its pageID is a placeholder: it is applied once the
 			// integration's database holds a page it can name.
