@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
 // signUpFixture is a NotionSignup in a namespace of its own, with the
@@ -245,5 +247,55 @@ func TestSelfServiceSignUpOneIntegrationPerWorkspaceBounded(t *testing.T) {
 	}
 	if n := len(f.made(t)); n != 1 {
 		t.Fatalf("deleting the sign-up left %d integrations, want 1", n)
+	}
+}
+
+// A Velero restore of a sign-up's namespace (status and owner references
+// dropped, new UIDs): started again, the manager publishes the sign-up
+// again under its new UID and counts its integration by label, and the
+// workspace signing up again finds its integration: none is made twice.
+func TestARestoredSignUpFindsItsIntegrationsAgain(t *testing.T) {
+	ctx := context.Background()
+	f := newSignUp(t, 5)
+	ws := signUpWorkspace(3)
+	if done := f.signUp(t, ws); done.status != http.StatusOK {
+		t.Fatalf("sign-up: %d\n%s", done.status, done.body)
+	}
+	var before v1alpha1.NotionSignup
+	if err := env.Client.Get(ctx, f.key, &before); err != nil {
+		t.Fatal(err)
+	}
+	b, err := testenv.TakeNamespaceBackup(ctx, env.Client, f.key.Namespace, nil, &v1alpha1.NotionSignupList{}, &v1alpha1.NotionIntegrationList{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cluster is lost with the manager down (it would mint the
+	// integration's connect Secret again while the rest goes), and
+	// restored before it starts again.
+	stopControllers()
+	restarted := false
+	defer func() {
+		if !restarted { // a failure before the restart leaves the suite a manager
+			_ = startControllers(env)
+		}
+	}()
+	if err := b.Replay(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := startControllers(env); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	var after v1alpha1.NotionSignup
+	eventually(t, "the restored sign-up published under its new UID, counting its integration", func() bool {
+		p, found, err := oauth.ReadSignUp(ctx, env.Client, "default", "notion", f.key.Namespace, f.key.Name)
+		return err == nil && found && env.Client.Get(ctx, f.key, &after) == nil && after.UID != before.UID && p.UID == after.UID &&
+			after.Status.Integrations == 1 && after.Status.Open
+	})
+	if again := f.signUp(t, ws); again.status != http.StatusOK || !strings.Contains(again.body, "Connected to Notion") {
+		t.Fatalf("signing up again after the restore: %d\n%s", again.status, again.body)
+	}
+	if made := f.made(t); len(made) != 1 || made[0].Name != notionsignup.IntegrationName("lab", ws.ID) {
+		t.Fatalf("after the restore the sign-up made %d integrations", len(made))
 	}
 }
