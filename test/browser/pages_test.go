@@ -20,6 +20,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -35,8 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
@@ -67,6 +71,55 @@ func notionConsent(click chromedp.CSS) func(t *testing.T, b *tab) {
 		b.open(oauth.ConnectURL(hookURL, "notion", key.Namespace, key.Name, token), consentHeading)
 		b.click(click, ourPage)
 	}
+}
+
+// notionAlreadyConnected opens the next connect link of an integration
+// whose grant works: the 409 page, which replaces nothing.
+func notionAlreadyConnected(t *testing.T, b *tab) {
+	key, ws := notionIntegration(t)
+	notionEm.SetConsentWorkspace(ws)
+	token := testenv.ConnectToken(t, env.Client, key, "")
+	b.open(oauth.ConnectURL(hookURL, "notion", key.Namespace, key.Name, token), consentHeading)
+	b.click(allowButton, ourPage)
+	next := testenv.ConnectToken(t, env.Client, key, token)
+	testenv.Eventually(t, "the grant published as working", func() bool {
+		var ni v1alpha1.NotionIntegration
+		return env.Client.Get(context.Background(), key, &ni) == nil && ni.Status.ConnectTokenHash == capability.Hash(next) &&
+			status.IsTrue(&ni, v1alpha1.AuthenticatedCondition)
+	})
+	b.open(oauth.ConnectURL(hookURL, "notion", key.Namespace, key.Name, next), ourPage)
+}
+
+// notionCodeRefused comes back from Notion's consent page with a code
+// Notion never issued (a tampered callback URL, with the flow's real
+// state): the manager's exchange is refused, and so is the page.
+func notionCodeRefused(t *testing.T, b *tab) {
+	key, ws := notionIntegration(t)
+	notionEm.SetConsentWorkspace(ws)
+	token := testenv.ConnectToken(t, env.Client, key, "")
+	b.open(oauth.ConnectURL(hookURL, "notion", key.Namespace, key.Name, token), consentHeading)
+	state := queryOf(t, b.shown().url, "state")
+	b.open(hookURL+"/oauth/notion/callback?"+url.Values{"state": {state}, "code": {"not-a-code-notion-issued"}}.Encode(), ourPage)
+}
+
+// linkSignInsBusy opens a share link while as many other browsers as a
+// link allows are signing in to it: the wait, counted down.
+func linkSignInsBusy(t *testing.T, b *tab) {
+	_, shareURL, _ := sharedLink(t, "busy", nil)
+	others := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	started := 0
+	testenv.EventuallyWithin(t, time.Minute, "other browsers signing in to the link", func() bool {
+		resp, err := others.Get(shareURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusFound {
+			started++
+		}
+		return started == oauth.MaxBrowsersPerResource
+	})
+	b.open(shareURL, ourPage)
 }
 
 // The viewports every page is read at: a small phone, and a laptop.
@@ -113,6 +166,13 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 		{name: "discord-denied", status: 403, reach: discordDenied,
 			say: map[string]string{"en": "Discord answered: access_denied.", "ja": "Discord の応答: access_denied"}},
 	}
+	all = append(all,
+		personPage{name: "notion-already-connected", status: 409, reach: notionAlreadyConnected,
+			say: map[string]string{"en": "Already connected", "ja": "すでに接続されています"}},
+		personPage{name: "notion-code-refused", status: 401, reach: notionCodeRefused,
+			say: map[string]string{"en": "The sign-in code was refused", "ja": "サインインのコードが受け付けられませんでした"}},
+		personPage{name: "link-signins-busy", status: 429, reach: linkSignInsBusy,
+			say: map[string]string{"en": "Too many sign-ins for this link are in progress in other browsers.", "ja": "このリンクへのサインインがほかのブラウザーで多数進行中です。"}})
 	all = append(all, signUpPages()...)
 	// Last: each leaves a Discord session in the tab.
 	all = append(all,
