@@ -171,7 +171,7 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 			say: map[string]string{"en": "Already connected", "ja": "すでに接続されています"}},
 		personPage{name: "notion-code-refused", status: 401, reach: notionCodeRefused,
 			say: map[string]string{"en": "The sign-in code was refused", "ja": "サインインのコードが受け付けられませんでした"}},
-		personPage{name: "link-signins-busy", status: 429, reach: linkSignInsBusy,
+		personPage{name: "link-sign-ins-busy", status: 429, reach: linkSignInsBusy,
 			say: map[string]string{"en": "Too many sign-ins for this link are in progress in other browsers.", "ja": "このリンクへのサインインがほかのブラウザーで多数進行中です。"}})
 	all = append(all, signUpPages()...)
 	// Last: each leaves a Discord session in the tab.

@@ -80,7 +80,7 @@ func admit(ctx context.Context, c client.Client, r client.Reader, s *v1alpha1.No
 	if err := r.List(ctx, &made, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SignUpLabel: s.Name}); err != nil {
 		return nil, fmt.Errorf("count the sign-up's integrations: %w", err)
 	}
-	if int32(len(made.Items)) >= s.Spec.MaxIntegrations {
+	if len(made.Items) >= int(s.Spec.MaxIntegrations) {
 		return nil, oauth.ErrSignUpFull
 	}
 	ni = integrationFor(s, name, workspace)

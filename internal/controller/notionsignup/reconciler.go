@@ -23,6 +23,7 @@ package notionsignup
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -108,7 +109,7 @@ func (r *Reconciler) count(ctx context.Context, s *v1alpha1.NotionSignup, _ *run
 	if err := r.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{v1alpha1.SignUpLabel: s.Name}); err != nil {
 		return runner.Transient("ListFailed", err)
 	}
-	s.Status.Integrations = int32(len(list.Items))
+	s.Status.Integrations = int32(min(len(list.Items), math.MaxInt32)) //nolint:gosec // G115: bounded just above
 	s.Status.Open = !s.Spec.Closed && s.Status.Integrations < s.Spec.MaxIntegrations
 	s.Status.URL = StartURL(r.PublicURL, s.Namespace, s.Name)
 	return runner.Continue()
