@@ -66,6 +66,9 @@ type Webhook struct {
 	// SignUp bounds the sign-ups' starts (none but the default sign-ups
 	// in progress when zero).
 	SignUp webhook.SignUpLimits
+	// HandoverWait is how long an OAuth callback waits for the manager
+	// (oauth.DefaultHandoverWait when zero).
+	HandoverWait time.Duration
 	// Cache, when set before Serve, wraps the cached client the routes
 	// read through (a test's cache that lags the API server).
 	Cache func(client.Client) client.Client
@@ -91,7 +94,8 @@ func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Clien
 	}
 	hook, err := webhook.NewServer(webhook.Options{Log: log, Registerer: w.Registerer, SignUp: w.SignUp},
 		webhook.Deps{Client: cached, APIReader: mgr.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
-			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn, Recorder: mgr.GetEventRecorder("switchboard-webhook")},
+			PublicURL: w.URL, StateNamespace: stateNS, Links: w.Links, SignIn: w.SignIn, Recorder: mgr.GetEventRecorder("switchboard-webhook"),
+			HandoverWait: w.HandoverWait},
 		webhook.Families()...)
 	if err != nil {
 		return err

@@ -102,6 +102,20 @@ func notionCodeRefused(t *testing.T, b *tab) {
 	b.open(hookURL+"/oauth/notion/callback?"+url.Values{"state": {state}, "code": {"not-a-code-notion-issued"}}.Encode(), ourPage)
 }
 
+// notionAlmostDone connects through the replica that answers a callback
+// before the manager has received the grant: the page says it is on its
+// way (the grant is saved all the same).
+func notionAlmostDone(t *testing.T, b *tab) {
+	key, ws := notionIntegration(t)
+	notionEm.SetConsentWorkspace(ws)
+	token := testenv.ConnectToken(t, env.Client, key, "")
+	b.open(oauth.ConnectURL(impatientURL, "notion", key.Namespace, key.Name, token), consentHeading)
+	b.click(allowButton, ourPage)
+	testenv.Eventually(t, "the grant saved after the page", func() bool {
+		return secretData(t, types.NamespacedName{Namespace: key.Namespace, Name: "notion-token"})["refresh_token"] != ""
+	})
+}
+
 // linkSignInsBusy opens a share link while as many other browsers as a
 // link allows are signing in to it: the wait, counted down.
 func linkSignInsBusy(t *testing.T, b *tab) {
@@ -171,6 +185,8 @@ func TestEveryPageReadsWellOnAPhoneInBothLanguages(t *testing.T) {
 			say: map[string]string{"en": "Already connected", "ja": "すでに接続されています"}},
 		personPage{name: "notion-code-refused", status: 401, reach: notionCodeRefused,
 			say: map[string]string{"en": "The sign-in code was refused", "ja": "サインインのコードが受け付けられませんでした"}},
+		personPage{name: "notion-almost-done", status: 202, reach: notionAlmostDone,
+			say: map[string]string{"en": "Your access was handed over and is saved in a moment.", "ja": "アクセス権を引き渡しました。まもなく保存されます。"}},
 		personPage{name: "link-sign-ins-busy", status: 429, reach: linkSignInsBusy,
 			say: map[string]string{"en": "Too many sign-ins for this link are in progress in other browsers.", "ja": "このリンクへのサインインがほかのブラウザーで多数進行中です。"}})
 	all = append(all, signUpPages()...)

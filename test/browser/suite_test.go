@@ -86,6 +86,9 @@ var (
 	// hookURL is the webhook server's base (and public) URL, sandboxURL
 	// the sandbox's: two loopback origins.
 	hookURL, sandboxURL string
+	// impatientURL is a webhook replica that waits no time for the
+	// manager's answer to a callback.
+	impatientURL string
 	// browserCtx is the one Chromium of the package; each test opens a
 	// tab in a browser context of its own (no cookie carries over).
 	browserCtx context.Context
@@ -150,6 +153,14 @@ func startOperator(e *testenv.Env) (func(), error) {
 	if err := hook.Serve(hookMgr, ups, out, logr.Discard()); err != nil {
 		return nil, err
 	}
+	// A second replica that answers a callback before the manager can
+	// (the "Almost done" page): it shares the first's namespace and cache.
+	impatient := testenv.NewWebhook()
+	impatient.StateNamespace, impatient.HandoverWait = opns, time.Nanosecond
+	impatientURL = impatient.URL
+	if err := impatient.Serve(hookMgr, ups, out, logr.Discard()); err != nil {
+		return nil, err
+	}
 	stopHook := testenv.StartManager(hookMgr)
 
 	// The manager as cmd/manager builds it, with the controllers of the
@@ -180,6 +191,7 @@ func startOperator(e *testenv.Env) (func(), error) {
 		stopAudit()
 		stopHook()
 		hook.Close()
+		impatient.Close()
 		calEm.Close()
 		srv.Close()
 	}, nil

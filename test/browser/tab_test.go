@@ -265,7 +265,7 @@ func (p shown) noSecret(t *testing.T, secrets map[string]string) {
 // the visible heading (the title when heading is "").
 func (p shown) webhookPage(t *testing.T, status int64, title, heading string) {
 	t.Helper()
-	if !strings.HasPrefix(p.url, hookURL+"/") {
+	if !strings.HasPrefix(p.url, hookURL+"/") && !strings.HasPrefix(p.url, impatientURL+"/") {
 		t.Fatalf("the browser is at %s, not on the webhook", redact(p.url))
 	}
 	if heading == "" {
