@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
@@ -78,9 +77,9 @@ func (s *Store) Create(ctx context.Context, u User, tok oauth.Token) (string, er
 // prune keeps the user's newest MaxPerUser sessions, the one just made
 // always among them, and deletes the rest and any that expired.
 func (s *Store) prune(ctx context.Context, uid, keep string, now time.Time) error {
-	var list corev1.SecretList
-	if err := s.Reader.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{Label: "true", UserLabel: uid}); err != nil {
-		return fmt.Errorf("list the sessions of Discord user %s: %w", uid, err)
+	list, err := s.listUser(ctx, uid)
+	if err != nil {
+		return err
 	}
 	var others []*corev1.Secret
 	for i := range list.Items {

@@ -102,6 +102,9 @@ type User struct {
 type Session struct {
 	UserID, Username, Avatar         string
 	CreatedAt, LastSeenAt, ExpiresAt time.Time
+	// secret names the session's Secret (a hash of the session id, not
+	// the id), so DeleteAll can delete this session last.
+	secret string
 }
 
 // Store creates, reads and deletes sessions.
@@ -194,7 +197,8 @@ func Expired(sec *corev1.Secret, now time.Time, ttl time.Duration) bool {
 func sessionFrom(sec *corev1.Secret) Session {
 	d := func(k string) string { return string(sec.Data[k]) }
 	return Session{UserID: d(KeyUserID), Username: d(KeyUsername), Avatar: d(KeyAvatar),
-		CreatedAt: timeOf(sec, KeyCreatedAt), LastSeenAt: timeOf(sec, KeyLastSeenAt), ExpiresAt: timeOf(sec, KeyExpiresAt)}
+		CreatedAt: timeOf(sec, KeyCreatedAt), LastSeenAt: timeOf(sec, KeyLastSeenAt), ExpiresAt: timeOf(sec, KeyExpiresAt),
+		secret: sec.Name}
 }
 
 // Get returns the live session sid names, or ErrNoSession. On the way it
