@@ -100,7 +100,9 @@ func claimDigest(short string) string {
 var signInFamily = Family{Name: "signin", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "GET " + signInCallbackPath, Handler: signInCallback(d)},
-		{Pattern: "POST /auth/logout", Handler: logout(d)},
+		{Pattern: "POST /auth/logout", Handler: sameOriginOnly(d, logout(d))},
+		{Pattern: "GET " + discordMePath, Handler: discordMe(d)},
+		{Pattern: "POST " + logoutEverywherePath, Handler: sameOriginOnly(d, logoutEverywhere(d))},
 	}
 }}
 
