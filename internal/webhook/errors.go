@@ -94,6 +94,8 @@ type Error struct {
 	RetryAfter int
 	// Cause is logged, never sent.
 	Cause error
+	// Headers are sent with the answer (WWW-Authenticate).
+	Headers map[string]string
 }
 
 func (e *Error) Error() string {
@@ -113,6 +115,15 @@ func Errorf(status int, format string, args ...any) *Error {
 // WithDetails adds details shown to the caller.
 func (e *Error) WithDetails(details map[string]any) *Error {
 	e.Details = details
+	return e
+}
+
+// WithHeader sends a header with the answer.
+func (e *Error) WithHeader(name, value string) *Error {
+	if e.Headers == nil {
+		e.Headers = map[string]string{}
+	}
+	e.Headers[name] = value
 	return e
 }
 
@@ -146,6 +157,9 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	h.Set("Referrer-Policy", "no-referrer")
 	if retryAfter := e.retryAfter(); retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	for k, v := range e.Headers {
+		h.Set(k, v)
 	}
 	code := e.Code
 	if code == "" {

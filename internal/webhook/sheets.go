@@ -36,8 +36,9 @@ import (
 
 // sheetsFamily takes a time tracker's sessions for a SheetConnection,
 // which connects to Google under /oauth/sheets/….
-var sheetsFamily = Family{Name: "sheets", Routes: oneRoute("POST "+timesheet.IngestPrefix+"{digest}", ingest),
-	OAuth: &OAuthTarget{Target: targets.Sheets}}
+var sheetsFamily = Family{Name: "sheets", Routes: func(d Deps) []Route {
+	return append([]Route{{Pattern: "POST " + timesheet.IngestPrefix + "{digest}", Handler: ingest(d)}}, sessionRoutes(d)...)
+}, OAuth: &OAuthTarget{Target: targets.Sheets}}
 
 // ingestCreators is how many SheetSyncs of one post are created at once.
 const ingestCreators = 8
@@ -66,21 +67,11 @@ type sessionResult struct {
 // (seed 004 §2 SyncLog unique key, §5 idempotency key).
 func ingest(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		refused := Errorf(http.StatusUnauthorized, "a valid ingest token is required as Authorization: Bearer <token>")
-		token, ok := bearerToken(r)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			return refused
-		}
-		var list v1alpha1.SheetConnectionList
-		if err := d.routed(r.Context(), &list, index.SheetIngestPath, r.URL.Path); err != nil {
+		proven, err := ingestConnection(r, d)
+		if err != nil {
 			return err
 		}
-		if len(list.Items) != 1 || !capability.Equal(timesheet.IngestPath(token, list.Items[0].Namespace, list.Items[0].Name), r.URL.Path) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
-			return refused
-		}
-		conn, err := accepting(r.Context(), d, &list.Items[0])
+		conn, err := accepting(r.Context(), d, proven)
 		if err != nil {
 			return err
 		}
@@ -102,6 +93,28 @@ func ingest(d Deps) HandlerFunc {
 		answerBatch(w, results)
 		return nil
 	}
+}
+
+// ingestConnection is the connection whose ingest path the request is on
+// ({digest} of the ingest route and its sessions routes), when it carries
+// that connection's ingest token as a Bearer token (compared in constant
+// time): else 401, the same whether the path exists or not. The error
+// sets WWW-Authenticate (RFC 6750 §3).
+func ingestConnection(r *http.Request, d Deps) (*v1alpha1.SheetConnection, error) {
+	refused := Errorf(http.StatusUnauthorized, "a valid ingest token is required as Authorization: Bearer <token>")
+	token, ok := bearerToken(r)
+	if !ok {
+		return nil, refused.WithHeader("WWW-Authenticate", `Bearer realm="switchboard"`)
+	}
+	path := timesheet.IngestPrefix + r.PathValue("digest")
+	var list v1alpha1.SheetConnectionList
+	if err := d.routed(r.Context(), &list, index.SheetIngestPath, path); err != nil {
+		return nil, err
+	}
+	if len(list.Items) != 1 || !capability.Equal(timesheet.IngestPath(token, list.Items[0].Namespace, list.Items[0].Name), path) {
+		return nil, refused.WithHeader("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
+	}
+	return &list.Items[0], nil
 }
 
 // accepting returns the connection when it takes sessions, else a 409

@@ -111,7 +111,7 @@ func startControllers(e *testenv.Env) error {
 	}
 	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
 	reports := &sheetconnection.Reports{}
-	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL},
+	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL, StateNamespace: "default"},
 		&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports, Retries: syncRetries}); err != nil {
 		return err
 	}

@@ -139,6 +139,7 @@
   - switchboard.dev
   resources:
   - calendarwatches
+  - sheetsyncs
   verbs:
   - patch
 - apiGroups:

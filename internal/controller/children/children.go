@@ -103,6 +103,10 @@ type Batcher[C runner.Object, P client.Object] struct {
 	Grant func(P) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration)
 	// Retention is how long a parent's finished children are kept.
 	Retention func(P) time.Duration
+	// Collecting, when set, records what must outlive a finished child
+	// (the row a SheetSync wrote) once its retention has passed, before
+	// it is deleted; an error keeps the child for the next reconcile.
+	Collecting func(ctx context.Context, child C, parent types.NamespacedName) error
 	// Finished is when a child finished (status.completedAt), or nil.
 	Finished func(C) *metav1.Time
 	// SetPending shows a child as waiting (status.phase Pending).

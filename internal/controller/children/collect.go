@@ -18,8 +18,10 @@ package children
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 )
 
@@ -43,6 +45,11 @@ func (b *Batcher[C, P]) Collect(ctx context.Context, obj C, run *runner.Run) run
 		b.Reopen(obj)
 		b.Forget(obj.GetUID())
 		return runner.Continue() // to the batch, with the parent's other pending children
+	}
+	if b.Collecting != nil && !run.Now.Before(done.Add(retention)) {
+		if err := b.Collecting(ctx, obj, b.parentKey(obj)); err != nil {
+			return runner.Transient(v1alpha1.DependencyNotReadyReason, fmt.Errorf("record the finished child before it goes: %w", err))
+		}
 	}
 	out := runner.DeleteAfter(ctx, b.Client, obj, done.Time, retention, run.Now)
 	if out.IsDone() {

@@ -53,6 +53,6 @@ func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
 	}
 	return (&Reconciler{
 		Client: mgr.GetClient(), OAuth: d.OAuth, Sheets: sc, Recorder: wire.Recorder(mgr, c.Name()),
-		Retries: c.Retries, Connections: c.Connections, Workers: c.Workers.N,
+		Retries: c.Retries, Connections: c.Connections, Workers: c.Workers.N, LedgerNamespace: d.StateNamespace,
 	}).SetupWithManager(mgr)
 }

@@ -59,7 +59,7 @@ import (
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetconnections,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Sheets is what the controller calls of the Google Sheets API;
@@ -130,6 +130,9 @@ type Reconciler struct {
 	Workers int
 	// Connections is the SheetConnection controller's mailbox.
 	Connections Connections
+	// LedgerNamespace holds the connections' ledgers (the webhook's
+	// namespace, where its session reads find them); "" keeps none.
+	LedgerNamespace string
 
 	batcher *children.Batcher[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]
 	ledger  ledger
@@ -160,6 +163,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 			return targets.Sheets.Provider, c.Spec.OAuth, c.Spec.TokenRefreshBefore.Duration
 		},
 		Retention:  func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.SyncRetention.Duration },
+		Collecting: r.recordRow,
 		Finished:   func(s *v1alpha1.SheetSync) *metav1.Time { return s.Status.CompletedAt },
 		SetPending: func(s *v1alpha1.SheetSync) { s.Status.Phase = v1alpha1.SyncPending },
 		CopyStatus: func(dst, src *v1alpha1.SheetSync) { dst.Status = *src.Status.DeepCopy() },
