@@ -168,7 +168,15 @@ func benchSheets(cfg *rest.Config, n, rounds int, clientCounts []int) error {
 		sortDurations(r.drainedBase.lat)
 		sortDurations(r.route.lat)
 	}
-	return reportSheets(rig, runs, n, rounds, total)
+	if err := reportSheets(rig, runs, n, rounds, total); err != nil {
+		return err
+	}
+	clients := clientCounts[len(clientCounts)-1]
+	ids := make([]string, min(n, 1000))
+	for i := range ids {
+		ids[i] = benchSession(fmt.Sprintf("s%d", clients), i).ID
+	}
+	return benchSessionReads(ctx, rig, c, conn, ids, clients)
 }
 
 // sheetsRate is one timed burst of creates or posts: each one's latency

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -131,8 +132,6 @@ func LedgerAdd(sec *corev1.Secret, c *v1alpha1.SheetConnection, sessionID string
 	entry := make([]byte, ledgerEntry)
 	copy(entry, key)
 	binary.BigEndian.PutUint32(entry[8:], uint32(min(max(row, 0), int64(^uint32(0))))) //nolint:gosec // G115: clamped just here
-	out := make([]byte, 0, len(rows)+ledgerEntry)
-	out = append(append(append(out, rows[:i*ledgerEntry]...), entry...), rows[i*ledgerEntry:]...)
-	sec.Data[ledgerKeyRows] = out
+	sec.Data[ledgerKeyRows] = slices.Insert(rows, i*ledgerEntry, entry...)
 	return true
 }
