@@ -31,6 +31,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
@@ -58,6 +59,9 @@ func main() {
 	fail := func(err error, msg string, kv ...any) {
 		setupLog.Error(err, msg, kv...)
 		os.Exit(1)
+	}
+	if err := audit.Setup(ctrl.Log, ctrlmetrics.Registry); err != nil {
+		fail(err, "cannot set up the audit record")
 	}
 	resources := &resmetrics.Handler{}
 	mgr, err := newManager(&opts, wire.Namespaces(controllers), resources)

@@ -39,6 +39,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
@@ -76,6 +77,7 @@ func main() {
 	exitOn(err, "cannot build the API server check")
 	reg := newRegistry()
 	o.server.Registerer, o.server.Gatherer = reg, reg
+	exitOn(audit.Setup(log, reg), "cannot set up the audit record")
 
 	out, err := outbound.New(o.upstreams, outbound.Options{Registerer: reg})
 	exitOn(err, "cannot build the outbound HTTP client")

@@ -152,6 +152,13 @@ func TestNoSecretReachesTheLogsAtTheHighestVerbosity(t *testing.T) {
 		"webhook /metrics":           scrapeText(t, "http://"+addrs[1]+"/metrics"),
 	}
 	checkDashboardAndAlertsQueryServedMetrics(t, pages)
+	// Both binaries set up the audit record (docs/audit.md): its counter
+	// is served with every fact at zero from the start.
+	for _, page := range []string{"manager /metrics", "webhook /metrics"} {
+		if !strings.Contains(pages[page], `switchboard_audit_facts_total{fact="calendar.appointment_deleted"} 0`) {
+			t.Errorf("%s does not serve switchboard_audit_facts_total", page)
+		}
+	}
 
 	// Stop both so that every line is written.
 	mgr.stop()
