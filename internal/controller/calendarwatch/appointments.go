@@ -30,13 +30,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 )
 
-// SyncSource is the source named in every deletion's Event (seed 002
-// Property 4: the activity log's source is "Google Calendar Sync").
-const SyncSource = "Google Calendar Sync"
+// SyncSource is the source named in every deletion's Event and audit
+// record (seed 002 Property 4: the activity log's source is "Google
+// Calendar Sync").
+const SyncSource = audit.SourceCalendarSync
 
 // recentIDs is how many deleted event ids status keeps.
 const recentIDs = 20
@@ -176,7 +178,7 @@ func (r *Reconciler) deleteAppointment(ctx context.Context, obj *v1alpha1.Calend
 	case err != nil:
 		return false, r.sinkError("delete", gvk, obj.Namespace, err)
 	}
-	r.recordDeletion(obj, &corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name, UID: item.UID}, id, why)
+	r.recordDeletion(ctx, obj, &corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.Namespace, Name: item.Name, UID: item.UID}, id, why)
 	return true, nil
 }
 
@@ -224,7 +226,10 @@ func instanceOf(id string, set map[string]bool) bool {
 	return i > 0 && set[id[:i]]
 }
 
-func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *corev1.ObjectReference, eventID, why string) {
+// recordDeletion records a deletion the API server made: in status, an
+// Event (gone after the API server's --event-ttl) and the audit record,
+// which outlives it (seed 002's activity log).
+func (r *Reconciler) recordDeletion(ctx context.Context, obj *v1alpha1.CalendarWatch, appt *corev1.ObjectReference, eventID, why string) {
 	st := &obj.Status
 	st.AppointmentsDeleted++
 	st.RecentlyDeletedEventIDs = append([]string{eventID}, st.RecentlyDeletedEventIDs...)
@@ -233,6 +238,9 @@ func (r *Reconciler) recordDeletion(obj *v1alpha1.CalendarWatch, appt *corev1.Ob
 	}
 	r.event(obj, appt, corev1.EventTypeNormal, "AppointmentDeleted", "GoogleCalendarSync",
 		fmt.Sprintf("source=%s: deleted %s %s for event %s (%s)", SyncSource, appt.Kind, appt.Name, noteID(eventID), why))
+	audit.Record(ctx, audit.Fact{Fact: audit.AppointmentDeleted, Kind: "CalendarWatch", Namespace: obj.Namespace, Name: obj.Name,
+		Source: SyncSource, EventID: eventID, Reason: why,
+		DeletedAPIVersion: appt.APIVersion, DeletedKind: appt.Kind, DeletedName: appt.Name, DeletedUID: string(appt.UID)})
 }
 
 func (r *Reconciler) sinkError(verb string, gvk schema.GroupVersionKind, ns string, err error) error {
