@@ -60,8 +60,13 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 		run.RequeueAt(exp)
 		return runner.Continue()
 	}
+	// What status held before this expiry, for recordExpired.
+	var was *v1alpha1.ReceiveLinkStatus
+	if l.Status.Phase != v1alpha1.LinkExpired {
+		was = l.Status.DeepCopy()
+	}
 	if !mayDeleteBlob(l) {
-		return r.expireNeverLive(ctx, l, run, exp)
+		return r.expireNeverLive(ctx, l, run, exp, was)
 	}
 	if l.Status.BlobDeletedAt == nil {
 		o, err := r.object(ctx, l)
@@ -95,6 +100,11 @@ func (r *Reconciler) expire(ctx context.Context, l *v1alpha1.ReceiveLink, run *r
 	status.Remove(l, v1alpha1.ReconcilingCondition)
 	status.Remove(l, v1alpha1.StalledCondition)
 	l.Status.ObservedGeneration = l.Generation
+	if was != nil {
+		if out := recordExpired(ctx, l, run, was); !out.IsContinue() {
+			return out
+		}
+	}
 	return r.retire(ctx, l, run, exp)
 }
 
@@ -133,7 +143,7 @@ func mayDeleteBlob(l *v1alpha1.ReceiveLink) bool {
 // so, and the link object goes after its retention as any Expired link
 // does. It holds no tokens: it was never minted, or minted without ever
 // being Ready; any short-token object goes with it.
-func (r *Reconciler) expireNeverLive(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run, exp time.Time) runner.Outcome {
+func (r *Reconciler) expireNeverLive(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run, exp time.Time, was *v1alpha1.ReceiveLinkStatus) runner.Outcome {
 	if err := r.deleteTokenObjects(ctx, l); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
@@ -161,6 +171,11 @@ func (r *Reconciler) expireNeverLive(ctx context.Context, l *v1alpha1.ReceiveLin
 	status.Remove(l, v1alpha1.ReconcilingCondition)
 	status.Remove(l, v1alpha1.StalledCondition)
 	l.Status.ObservedGeneration = l.Generation
+	if was != nil {
+		if out := recordExpired(ctx, l, run, was); !out.IsContinue() {
+			return out
+		}
+	}
 	return r.retire(ctx, l, run, exp)
 }
 

@@ -111,6 +111,7 @@ func (r *Reconciler) mintShort(ctx context.Context, l *v1alpha1.ReceiveLink, lon
 			return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 		}
 		l.Status.ShareSecretName, l.Status.KeyID = shareSecretName(l), keyID
+		recordIssued(ctx, l)
 		return runner.Continue()
 	}
 	return runner.Stall(v1alpha1.TokenCollisionReason, fmt.Errorf("%d short tokens in a row were already taken; the link is not minted (request a reconcile to try again)", MintTries))
