@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
@@ -204,33 +205,64 @@ func (l *Links) open(ctx context.Context, link *v1alpha1.ReceiveLink, obj *corev
 	return claims, nil
 }
 
-// receiver is who receives, for the audit: anyone, or for a link
-// restricted to a Discord user that user's session (403 for another's).
-// Without a session it starts a sign-in, and answered is true: the answer
-// is written (or err says why not).
-func receiver(w http.ResponseWriter, r *http.Request, d Deps, link *v1alpha1.ReceiveLink, short string) (who string, answered bool, err error) {
+// asker is who asks for a link, for the audit: the Discord user signed
+// in (read only for a link restricted to one), and the client's address.
+type asker struct{ discordUserID, addr string }
+
+// String is who for the link's Resolved Event.
+func (a asker) String() string {
+	if a.discordUserID != "" {
+		return "Discord user " + a.discordUserID
+	}
+	return "anonymous, from " + a.addr
+}
+
+// receiver is who receives: anyone, or for a link restricted to a Discord
+// user that user's session (403 for another's). Without a session it
+// starts a sign-in, and answered is true: the answer is written (or err
+// says why not). Each way the request goes is a link.resolved fact.
+func receiver(w http.ResponseWriter, r *http.Request, d Deps, link *v1alpha1.ReceiveLink, short string) (who asker, answered bool, err error) {
+	who = asker{addr: sourceAddr(r)}
 	want := link.Spec.Receiver.DiscordUserID
 	if want == "" {
-		return "anonymous, from " + sourceAddr(r), false, nil
+		recordLink(r.Context(), audit.LinkResolved, link, who, audit.OutcomeAllowed)
+		return who, false, nil
 	}
 	if d.SignIn == nil {
-		return "", false, Unavailable(DefaultRetryAfter, "this link needs a Discord sign-in, which this server does not offer; ask the operator")
+		return who, false, Unavailable(DefaultRetryAfter, "this link needs a Discord sign-in, which this server does not offer; ask the operator")
 	}
 	sess, err := d.CurrentSession(r)
 	switch {
 	case errors.Is(err, session.ErrNoSession):
-		return "", true, StartSignIn(w, r, d, Claim{Namespace: link.Namespace, Name: link.Name, UID: link.UID, Short: short})
+		if err := StartSignIn(w, r, d, Claim{Namespace: link.Namespace, Name: link.Name, UID: link.UID, Short: short}); err != nil {
+			return who, true, err
+		}
+		recordLink(r.Context(), audit.LinkResolved, link, who, audit.OutcomeSignIn)
+		return who, true, nil
 	case err != nil:
-		return "", false, SessionUnavailable(err)
-	case sess.UserID != want:
-		return "", false, Errorf(http.StatusForbidden, "this link is for another Discord user")
+		return who, false, SessionUnavailable(err)
 	}
-	return "Discord user " + sess.UserID, false, nil
+	who.discordUserID = sess.UserID
+	if sess.UserID != want {
+		recordLink(r.Context(), audit.LinkResolved, link, who, audit.OutcomeOtherUser)
+		return who, false, Errorf(http.StatusForbidden, "this link is for another Discord user")
+	}
+	recordLink(r.Context(), audit.LinkResolved, link, who, audit.OutcomeAllowed)
+	return who, false, nil
+}
+
+// recordLink records a resolve (with its outcome) or a download of link
+// by who on the audit record, which outlives the link's Events. It names
+// no token: the link by its namespace and name.
+func recordLink(ctx context.Context, fact audit.FactName, link *v1alpha1.ReceiveLink, who asker, outcome string) {
+	audit.Record(ctx, audit.Fact{Fact: fact, Kind: "ReceiveLink", Namespace: link.Namespace, Name: link.Name, Owner: link.Spec.Owner,
+		Outcome: outcome, DiscordUserID: who.discordUserID, SourceAddress: who.addr})
 }
 
 // answer redirects to a presigned GET URL of the link's blob, one that
-// works no longer than the link, and records the resolve.
-func (l *Links) answer(w http.ResponseWriter, r *http.Request, link *v1alpha1.ReceiveLink, obj *corev1.Secret, claims linktoken.Claims, who string, now time.Time) error {
+// works no longer than the link, and records the resolve (the link's
+// Event and counts) and the download (the audit record).
+func (l *Links) answer(w http.ResponseWriter, r *http.Request, link *v1alpha1.ReceiveLink, obj *corev1.Secret, claims linktoken.Claims, who asker, now time.Time) error {
 	// A SigV4 signature is dated to the whole second (X-Amz-Date) and
 	// lives X-Amz-Expires whole seconds: counted from the signing
 	// second, the URL stops working no later than the link.
@@ -246,7 +278,8 @@ func (l *Links) answer(w http.ResponseWriter, r *http.Request, link *v1alpha1.Re
 	if err != nil {
 		return Unavailable(DefaultRetryAfter, "cannot sign the download; retry later").WithCause(err)
 	}
-	l.Audit.Record(link, who, now)
+	l.Audit.Record(link, who.String(), now)
+	recordLink(r.Context(), audit.LinkDownloaded, link, who, "")
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	// The download URL carries a signature: no page it leads to
