@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 )
@@ -250,6 +251,7 @@ func (e *Engine) storeRefreshed(ctx context.Context, p Provider, tokenKey types.
 		err := e.Store.write(ctx, tokenKey, next, st, withoutLock(st.annotations))
 		if err == nil {
 			next.Refreshed = true
+			recordRefreshed(ctx, p, tokenKey)
 			return next, nil
 		}
 		if !apierrors.IsConflict(err) {
@@ -270,6 +272,20 @@ func (e *Engine) storeRefreshed(ctx context.Context, p Provider, tokenKey types.
 		st = cur
 		next = e.tokenFrom(p, resp, st.Token)
 	}
+}
+
+// recordRefreshed records a refreshed grant saved in tokenKey, once per
+// save, on the audit record: about the resource the caller named
+// (audit.WithSubject: a grant phase names its object), else the token
+// Secret itself (a Discord sign-in session's, or a refresh a batch of a
+// connection's children made).
+func recordRefreshed(ctx context.Context, p Provider, tokenKey types.NamespacedName) {
+	s, ok := audit.SubjectFrom(ctx)
+	if !ok {
+		s = audit.Subject{Kind: "Secret", Namespace: tokenKey.Namespace, Name: tokenKey.Name}
+	}
+	audit.Record(ctx, audit.Fact{Fact: audit.OAuthRefreshed, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name,
+		Provider: p.Name, TokenSecret: tokenKey.Name})
 }
 
 // Exchange trades an authorization code for a grant (the OAuth callback).

@@ -32,6 +32,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 )
 
@@ -198,8 +199,18 @@ func (r *Receiver) exchange(ctx context.Context, t *Target, res *Resource, ho Ha
 		log.Error(err, "the OAuth grant could not be saved", "resource", resource)
 		return Outcome{Result: Unsaved}, nil
 	}
+	recordConnected(ctx, res.Object, ho.Target, t.ProviderFor(res).Name, "", tokenKey.Name)
 	r.rotateConnectToken(ctx, connectSec, ho)
 	return Outcome{Result: Connected, Extra: publicExtra(tok)}, nil
+}
+
+// recordConnected records a grant saved in the token Secret of obj, from
+// a connect link (signUp "") or a sign-up, on the audit record. A handover
+// is received once: a retried one finds the code spent or the grant
+// locked, and records nothing.
+func recordConnected(ctx context.Context, obj client.Object, target, provider, signUp, tokenSecret string) {
+	audit.Record(ctx, audit.Fact{Fact: audit.OAuthConnected, Kind: audit.KindOf(obj), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		Target: target, Provider: provider, SignUp: signUp, TokenSecret: tokenSecret})
 }
 
 // publicExtra is what a page may show of a new grant: the provider's

@@ -147,6 +147,7 @@ func (r *Receiver) receiveSignUp(ctx context.Context, t *Target, ho Handover) (O
 		log.Error(err, "the OAuth grant could not be saved", "resource", tokenKey.Namespace+"/"+res.Object.GetName())
 		return Outcome{Result: Unsaved}, nil
 	}
+	recordConnected(ctx, res.Object, t.Name, t.Provider.Name, key.Name, tokenKey.Name)
 	return Outcome{Result: Connected, Extra: publicExtra(tok), Namespace: res.Object.GetNamespace(), Name: res.Object.GetName()}, nil
 }
 

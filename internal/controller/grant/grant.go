@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/runner"
@@ -229,6 +230,8 @@ func (p *Phases[T]) publishConnect(ctx context.Context, obj T, run *runner.Run, 
 func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Outcome {
 	clientKey, tokenKey := oauth.Keys(obj.GetNamespace(), obj.GetOAuthCredentials())
 	margin := p.margin(obj)
+	// A refresh the engine saves is recorded about obj.
+	ctx = audit.WithSubject(ctx, audit.SubjectOf(obj))
 	tok, err := p.Tokens.Ensure(ctx, p.providerOf(obj), clientKey, tokenKey, margin, run.Requested)
 	switch {
 	case errors.Is(err, oauth.ErrReauthRequired):
@@ -256,16 +259,23 @@ func (p *Phases[T]) Grant(ctx context.Context, obj T, run *runner.Run) runner.Ou
 
 // Reauth marks a grant the provider refused, at a token refresh or at an
 // API call made with it (action names which): Authenticated=False and
-// Stalled with reason ReauthRequired, and one Warning Event when the
-// object was not stalled for that already. A grant never stored
-// (oauth.ErrNotConnected: nobody has connected yet) is marked the same,
-// without the Event: nothing was refused, and a fresh install's objects
-// would each raise a Warning.
+// Stalled with reason ReauthRequired, and one Warning Event and one
+// oauth.revoked audit fact when the object was not stalled for that
+// already (the stall's recheck refuses again, and is not a new refusal).
+// A grant never stored (oauth.ErrNotConnected: nobody has connected yet)
+// is marked the same, without either: nothing was refused, and a fresh
+// install's objects would each raise a Warning.
 func (p *Phases[T]) Reauth(obj T, action string, err error) runner.Outcome {
 	status.Set(obj, v1alpha1.AuthenticatedCondition, metav1.ConditionFalse, v1alpha1.ReauthRequiredReason, err.Error())
-	if c := status.Get(obj, v1alpha1.StalledCondition); p.Recorder != nil && !errors.Is(err, oauth.ErrNotConnected) &&
+	if c := status.Get(obj, v1alpha1.StalledCondition); !errors.Is(err, oauth.ErrNotConnected) &&
 		(c == nil || c.Reason != v1alpha1.ReauthRequiredReason) {
-		p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, action, "connect again: %s", err.Error())
+		if p.Recorder != nil {
+			p.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, v1alpha1.ReauthRequiredReason, action, "connect again: %s", err.Error())
+		}
+		s := audit.SubjectOf(obj)
+		// Record reads nothing of a context; Reauth is called without one.
+		audit.Record(context.Background(), audit.Fact{Fact: audit.OAuthRevoked, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name,
+			Provider: p.providerOf(obj).Name, Action: action, TokenSecret: obj.GetOAuthCredentials().TokenSecretRef.Name})
 	}
 	return runner.Stall(v1alpha1.ReauthRequiredReason, err)
 }
