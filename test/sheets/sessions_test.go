@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/audit"
+	"github.com/switchboard-dev/switchboard/internal/audit/audittest"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
@@ -106,6 +108,7 @@ func (f *fixture) waitState(t *testing.T, id, status string) sessionState {
 // written once; a batch read answers each session, "unknown" for one
 // never taken; and without the ingest token nothing is read or retried.
 func TestATrackerReadsAndRetriesItsSessions(t *testing.T) {
+	facts := audittest.Capture(t)
 	f := newFixture(t, nil)
 	f.ready(t)
 
@@ -147,6 +150,19 @@ func TestATrackerReadsAndRetriesItsSessions(t *testing.T) {
 	var again sessionState
 	if code := f.ask(t, http.MethodPost, "/sessions/s-fail/retry", testenv.SheetIngestToken, &again); code != http.StatusOK || again.Status != "success" {
 		t.Fatalf("retrying a succeeded session: %d %+v", code, again)
+	}
+
+	// Each session appended is audited once (docs/audit.md), the
+	// retried one too, with its row.
+	appended := map[string]float64{}
+	for _, line := range facts.Of(audit.SessionAppended, f.ns) {
+		audittest.CheckSchema(t, line)
+		appended[line["name"].(string)] = line["row"].(float64)
+	}
+	for _, id := range []string{"s-read", "s-fail"} {
+		if row := appended[timesheet.SyncName(connName, id)]; row != float64(f.sync(t, id).Status.RowNumber) || len(facts.Of(audit.SessionAppended, f.ns)) != 2 {
+			t.Errorf("session %s audited as appended at row %v, facts %v", id, row, facts.Of(audit.SessionAppended, f.ns))
+		}
 	}
 
 	var out struct {

@@ -205,6 +205,9 @@ func (bt *Batch[C, P]) patch(ctx context.Context, m C) error {
 		bt.b.Forget(m.GetUID())
 		return fmt.Errorf("patch status of %s: %w", client.ObjectKeyFromObject(m), err)
 	}
+	if bt.b.Recorded != nil {
+		bt.b.Recorded(ctx, saved.obj, m)
+	}
 	saved.obj = m.DeepCopyObject().(C)
 	bt.b.remember(m)
 	return nil

@@ -103,6 +103,10 @@ type Batcher[C runner.Object, P client.Object] struct {
 	Grant func(P) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration)
 	// Retention is how long a parent's finished children are kept.
 	Retention func(P) time.Duration
+	// Recorded, when set, is told of each child whose status a batch
+	// wrote, with the status the write replaced: what must be recorded
+	// once a status is stored (a session appended) is recorded there.
+	Recorded func(ctx context.Context, before, after C)
 	// Collecting, when set, records what must outlive a finished child
 	// (the row a SheetSync wrote) once its retention has passed, before
 	// it is deleted; an error keeps the child for the next reconcile.

@@ -28,8 +28,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
+
+// recordAppended writes the audit record of a session appended, once its
+// Succeeded status is stored (docs/audit.md). A session found in the sheet
+// after an append whose answer was lost is recorded then: the append that
+// wrote it recorded nothing. A SheetSync restored without its status is
+// found in the sheet again and recorded a second time.
+func recordAppended(ctx context.Context, before, after *v1alpha1.SheetSync) {
+	if after.Status.Phase != v1alpha1.SyncSucceeded || before.Status.Phase == v1alpha1.SyncSucceeded {
+		return
+	}
+	audit.Record(ctx, audit.Fact{Fact: audit.SessionAppended, Kind: "SheetSync", Namespace: after.Namespace, Name: after.Name,
+		Connection: after.Spec.ConnectionRef.Name, Row: int(after.Status.RowNumber)})
+}
 
 // recordRow keeps the row of a Succeeded session in its connection's
 // ledger (timesheet.LedgerAdd) before its SheetSync is collected, so that

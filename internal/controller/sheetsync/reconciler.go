@@ -164,6 +164,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 		},
 		Retention:  func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.SyncRetention.Duration },
 		Collecting: r.recordRow,
+		Recorded:   recordAppended,
 		Finished:   func(s *v1alpha1.SheetSync) *metav1.Time { return s.Status.CompletedAt },
 		SetPending: func(s *v1alpha1.SheetSync) { s.Status.Phase = v1alpha1.SyncPending },
 		CopyStatus: func(dst, src *v1alpha1.SheetSync) { dst.Status = *src.Status.DeepCopy() },
