@@ -48,7 +48,9 @@ const ledgerSessions = 100_000
 // bare cached Get of its shard.
 func benchSessionReads(ctx context.Context, rig *sheetsRig, c client.Client, conn *v1alpha1.SheetConnection, ids []string, clients int) error {
 	cached := rig.mgr.GetClient()
-	route := func(id string) error { return getSession(rig.hookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK) }
+	route := func(id string) error {
+		return getSession(rig.hookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK)
+	}
 	bare := func(id string) error {
 		return cached.Get(ctx, types.NamespacedName{Namespace: conn.Namespace, Name: timesheet.SyncName(conn.Name, id)}, &v1alpha1.SheetSync{})
 	}
