@@ -53,20 +53,7 @@ func TestDeleteAllEndsEveryOneOfTheUsersSessionsItsOwnLast(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Now())
 	s := newStore(t, clk)
-	other := session.User{ID: "41771983423143937", Username: "other"}
-	theirs, err := s.Create(ctx, other, grant(other, clk.Now().Add(7*24*time.Hour)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sids []string
-	for range 4 {
-		clk.Step(time.Second)
-		sid, err := s.Create(ctx, nelly, grant(nelly, clk.Now().Add(7*24*time.Hour)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sids = append(sids, sid)
-	}
+	theirs, sids := signIns(t, s, clk, 4)
 	// The API server lists Secrets by name: the caller's own session is
 	// the one listed first, so deleting in list order would delete it
 	// first.

@@ -156,20 +156,7 @@ func TestASixthSessionDeletesTheOldest(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Now())
 	s := newStore(t, clk)
-	other := session.User{ID: "41771983423143937", Username: "other"}
-	theirs, err := s.Create(ctx, other, grant(other, clk.Now().Add(7*24*time.Hour)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sids []string
-	for range 6 {
-		clk.Step(time.Second)
-		sid, err := s.Create(ctx, nelly, grant(nelly, clk.Now().Add(7*24*time.Hour)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sids = append(sids, sid)
-	}
+	theirs, sids := signIns(t, s, clk, 6)
 	if _, err := s.Get(ctx, sids[0]); !errors.Is(err, session.ErrNoSession) {
 		t.Fatalf("the oldest session: %v, want ErrNoSession", err)
 	}
@@ -392,4 +379,25 @@ func TestTheCollectorRunsOnItsTimer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// signIns signs another user in once, then nelly n times a second apart,
+// and returns the other's session and nelly's, oldest first.
+func signIns(t *testing.T, s *session.Store, clk *clocktesting.FakeClock, n int) (theirs string, sids []string) {
+	t.Helper()
+	ctx := context.Background()
+	other := session.User{ID: "41771983423143937", Username: "other"}
+	theirs, err := s.Create(ctx, other, grant(other, clk.Now().Add(7*24*time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		clk.Step(time.Second)
+		sid, err := s.Create(ctx, nelly, grant(nelly, clk.Now().Add(7*24*time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids = append(sids, sid)
+	}
+	return theirs, sids
 }

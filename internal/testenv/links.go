@@ -95,6 +95,22 @@ func NotionIntegration(ctx context.Context, c client.Client, ns, clientID, clien
 	return c.Create(ctx, ni)
 }
 
+// NotionSignup opens a NotionSignup "lab" in ns, as a platform team does:
+// the public integration's client Secret ("notion-client": clientID /
+// clientSecret) and the sign-up, with change applied before it is created.
+func NotionSignup(ctx context.Context, c client.Client, ns, clientID, clientSecret string, change func(*v1alpha1.NotionSignup)) (*v1alpha1.NotionSignup, error) {
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "notion-client"},
+		StringData: map[string]string{"client_id": clientID, "client_secret": clientSecret}}); err != nil {
+		return nil, err
+	}
+	su := &v1alpha1.NotionSignup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lab"},
+		Spec: v1alpha1.NotionSignupSpec{OAuth: v1alpha1.NotionSignupOAuth{ClientSecretRef: v1alpha1.SecretReference{Name: "notion-client"}}}}
+	if change != nil {
+		change(su)
+	}
+	return su, c.Create(ctx, su)
+}
+
 // ConnectToken waits for the connect token of the resource owner (in its
 // Secret oauth.ConnectSecretName(owner.Name)) other than previous — after a
 // successful connect the controller mints a new one — and returns it.

@@ -19,7 +19,6 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -46,31 +45,6 @@ var (
 	nellyUser = sandbox.DiscordUser{ID: nellyID, Username: "nelly", Avatar: "8342729096ea3675442027381ff50dfe"}
 	otherUser = sandbox.DiscordUser{ID: otherID, Username: "other"}
 )
-
-// doWith is do with request headers: what a browser says of where a
-// request comes from (Origin, Sec-Fetch-Site).
-func doWith(t *testing.T, method, u string, h http.Header, cookies ...*http.Cookie) answer {
-	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	for _, c := range cookies {
-		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
-	}
-	resp, err := noFollow.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	a := answer{status: resp.StatusCode, header: resp.Header, cookies: map[string]*http.Cookie{}, body: string(b)}
-	for _, c := range resp.Cookies() {
-		a.cookies[c.Name] = c
-	}
-	return a
-}
 
 // sessionWorld is the sign-in world, with the secrets its flows saw and
 // the answers of the session routes, to look for one in the other.

@@ -146,9 +146,19 @@ type answer struct {
 
 func do(t *testing.T, method, u string, cookies ...*http.Cookie) answer {
 	t.Helper()
+	return doWith(t, method, u, nil, cookies...)
+}
+
+// doWith is do with request headers: what a browser says of where a
+// request comes from (Origin, Sec-Fetch-Site).
+func doWith(t *testing.T, method, u string, h http.Header, cookies ...*http.Cookie) answer {
+	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), method, u, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if h != nil {
+		req.Header = h.Clone()
 	}
 	for _, c := range cookies {
 		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})

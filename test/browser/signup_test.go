@@ -23,8 +23,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,14 +47,10 @@ func openSignUp(t *testing.T, maxIntegrations int32, closed bool) *v1alpha1.Noti
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "notion-client"},
-		StringData: map[string]string{oauth.KeyClientID: notionClientID, oauth.KeyClientSecret: notionClientSecret}}); err != nil {
-		t.Fatal(err)
-	}
-	su := &v1alpha1.NotionSignup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lab"},
-		Spec: v1alpha1.NotionSignupSpec{OAuth: v1alpha1.NotionSignupOAuth{ClientSecretRef: v1alpha1.SecretReference{Name: "notion-client"}},
-			MaxIntegrations: maxIntegrations, Closed: closed}}
-	if err := env.Client.Create(ctx, su); err != nil {
+	su, err := testenv.NotionSignup(ctx, env.Client, ns, notionClientID, notionClientSecret, func(su *v1alpha1.NotionSignup) {
+		su.Spec.MaxIntegrations, su.Spec.Closed = maxIntegrations, closed
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "the sign-up Ready with its start URL", func() bool {

@@ -51,15 +51,10 @@ func newSignUp(t *testing.T, maxIntegrations int32) *signUpFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "notion-client"},
-		StringData: map[string]string{oauth.KeyClientID: "notion-client", oauth.KeyClientSecret: "notion-secret"}}); err != nil {
-		t.Fatal(err)
-	}
-	su := &v1alpha1.NotionSignup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lab"},
-		Spec: v1alpha1.NotionSignupSpec{OAuth: v1alpha1.NotionSignupOAuth{ClientSecretRef: v1alpha1.SecretReference{Name: "notion-client"}},
-			Template:        v1alpha1.NotionSignupTemplate{Database: v1alpha1.NotionSignupDatabase{Name: "Lab Papers"}},
-			MaxIntegrations: maxIntegrations}}
-	if err := env.Client.Create(ctx, su); err != nil {
+	_, err = testenv.NotionSignup(ctx, env.Client, ns, "notion-client", "notion-secret", func(su *v1alpha1.NotionSignup) {
+		su.Spec.Template.Database.Name, su.Spec.MaxIntegrations = "Lab Papers", maxIntegrations
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	f := &signUpFixture{key: types.NamespacedName{Namespace: ns, Name: "lab"}}
