@@ -192,15 +192,14 @@ func askRetry(ctx context.Context, d Deps, s *v1alpha1.SheetSync) error {
 	return nil
 }
 
-// sessionOf is a session's state: from its SheetSync (the cache, then the
-// API server for one the cache does not show yet), else from the ledger.
+// sessionOf is a session's state: from its SheetSync, read from the API
+// server (the webhook's cache holds no SheetSync: at 100,000 sessions a
+// connection they would be the bulk of its memory, for a read a tracker
+// makes now and then), else from the ledger in the cache.
 func sessionOf(ctx context.Context, d Deps, conn *v1alpha1.SheetConnection, id string) (sessionState, error) {
 	key := types.NamespacedName{Namespace: conn.Namespace, Name: timesheet.SyncName(conn.Name, id)}
 	s := &v1alpha1.SheetSync{}
-	err := d.Client.Get(ctx, key, s)
-	if apierrors.IsNotFound(err) {
-		err = d.APIReader.Get(ctx, key, s)
-	}
+	err := d.APIReader.Get(ctx, key, s)
 	switch {
 	case err == nil && s.Spec.Session.ID == id && s.Spec.ConnectionRef.Name == conn.Name:
 		st := stateOf(s)
