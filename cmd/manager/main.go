@@ -112,7 +112,7 @@ func newManager(o *options, own []string, resources http.Handler) (ctrl.Manager,
 	}
 	scheme := setup.Scheme()
 	cache := setup.ClientOptions()
-	return ctrl.NewManager(cfg, ctrl.Options{
+	mo := ctrl.Options{
 		Scheme: scheme,
 		Cache: setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces),
 			Own: append([]string{o.stateNamespace}, own...), Shard: o.shard, SecretsOnlyWake: true}.CacheOptions(scheme),
@@ -128,7 +128,13 @@ func newManager(o *options, own []string, resources http.Handler) (ctrl.Manager,
 		RenewDeadline:                 &o.leader.renewDeadline,
 		RetryPeriod:                   &o.leader.retryPeriod,
 		LeaderElectionReleaseOnCancel: true,
-	})
+	}
+	if o.kubeAPI.QPS > 0 {
+		// The Lease is renewed outside --kube-api-qps: a client busy up to
+		// its limit must not cost the leader its lease.
+		mo.LeaderElectionConfig = cfg
+	}
+	return ctrl.NewManager(o.kubeAPI.Limit(cfg), mo)
 }
 
 // elected reports whether the manager leads: only the leader serves the

@@ -43,6 +43,7 @@ type options struct {
 	shard                     labels.Selector // watchSelector parsed
 	publicURL, stateNamespace string
 	upstreams                 *upstream.Set
+	kubeAPI                   setup.KubeAPI
 	zap                       zap.Options
 }
 
@@ -66,6 +67,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.publicURL, "public-url", "", "Externally visible base URL of the webhook server (its --public-url), e.g. https://hooks.example.com: the OAuth connect links kept in each resource's <name>-oauth-connect Secret are built on it. Empty keeps only the token.")
 	fs.StringVar(&o.stateNamespace, "state-namespace", podNamespace(), "Namespace of the webhook's OAuth state Secrets (its --state-namespace), where expired states are deleted.")
 	fs.Var(o.upstreams, "upstream", "Base URL of an outside API as NAME=URL (repeatable). Names: "+names()+". Defaults are the real public endpoints; outbound requests reach only these hosts.")
+	setup.BindKubeAPIFlags(&o.kubeAPI, fs)
 	setup.BindLogFlags(&o.zap, fs)
 }
 
@@ -82,6 +84,9 @@ func (o *leaderOptions) bind(fs *flag.FlagSet) {
 // --watch-label-selector.
 func (o *options) validate() error {
 	if err := validateLeaderElection(o.leader.leaseDuration, o.leader.renewDeadline, o.leader.retryPeriod); err != nil {
+		return err
+	}
+	if err := o.kubeAPI.Validate(); err != nil {
 		return err
 	}
 	if o.leader.id == "" {

@@ -54,6 +54,10 @@ func main() {
 	o := newOptions()
 	o.bindFlags(flag.CommandLine)
 	flag.Parse()
+	if err := o.kubeAPI.Validate(); err != nil {
+		fmt.Fprintf(flag.CommandLine.Output(), "webhook: %v\n", err)
+		os.Exit(2)
+	}
 
 	log := setup.InitLogging(&o.zap)
 	o.server.Log = log.WithName("webhook")
@@ -67,13 +71,16 @@ func main() {
 		}
 	}
 
-	cfg, err := ctrl.GetConfig()
+	unlimited, err := ctrl.GetConfig()
 	exitOn(err, "no Kubernetes configuration")
+	cfg := o.kubeAPI.Limit(unlimited)
 	cl, err := o.cluster(cfg)
 	exitOn(err, "cannot create Kubernetes client")
 	ctx := ctrl.SetupSignalHandler()
 	exitOn(startCache(ctx, cl, setupLog), "cannot register field indexes")
-	o.server.Ready, err = readiness(cfg, cl)
+	// The probe's API server check, one request every few seconds, is
+	// outside --kube-api-qps: a client busy up to its limit is not down.
+	o.server.Ready, err = readiness(unlimited, cl)
 	exitOn(err, "cannot build the API server check")
 	reg := newRegistry()
 	o.server.Registerer, o.server.Gatherer = reg, reg

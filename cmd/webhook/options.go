@@ -36,6 +36,7 @@ type options struct {
 	links                          linksConfig
 	discordClient, watchNamespaces string
 	upstreams                      *upstream.Set
+	kubeAPI                        setup.KubeAPI
 	zap                            zap.Options
 }
 
@@ -54,6 +55,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.discordClient, "discord-client-secret", "", "Secret in --state-namespace (NAME, or NAMESPACE/NAME with that namespace) with the Discord application's client_id and client_secret, for receivers' Discord sign-in; empty disables it (links restricted to a Discord user then answer 503).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose resources the routes serve (the manager's --watch-namespaces); empty serves every namespace.")
 	fs.Var(o.upstreams, "upstream", "Base URL of an outside API as NAME=URL (repeatable); the webhook server calls only the OAuth token endpoints.")
+	setup.BindKubeAPIFlags(&o.kubeAPI, fs)
 	setup.BindLogFlags(&o.zap, fs)
 }
 
