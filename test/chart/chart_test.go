@@ -116,6 +116,7 @@ var matrix = map[string]valueSet{
 			"log.level": "debug", "imagePullSecrets": []any{map[string]any{"name": "pull"}},
 			"manager.sink": map[string]any{"denyPrivateNetworks": true}, "networkPolicy.sinks": map[string]any{"to": []any{}}, // no peers: no rule
 			"manager.workers": map[string]any{"calendarwatch": 4, "sheetsync": 8},
+			"manager.kubeAPI": map[string]any{"qps": 7.5, "burst": 20}, "webhook.kubeAPI": map[string]any{"qps": 50},
 		},
 		managerReplicas: 2, webhookReplicas: 2, tag: "1.2.3",
 	},
@@ -148,6 +149,7 @@ func TestEveryValueSetLintsRendersAndIsAcceptedByTheAPIServer(t *testing.T) {
 			checkCRDs(t, objs, set.values)
 			checkRBAC(t, objs, nil)
 			checkOptional(t, objs, set.values)
+			checkKubeAPI(t, objs, set.values)
 		})
 	}
 }
@@ -558,6 +560,23 @@ func checkNetworkPolicies(t *testing.T, objs []*unstructured.Unstructured, value
 			if len(to) != 1 || to[0].IPBlock != nil || to[0].NamespaceSelector == nil || to[0].PodSelector == nil ||
 				to[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "booking" || to[0].PodSelector.MatchLabels["app"] != "appointments" {
 				t.Errorf("manager NetworkPolicy sink rule goes to %+v, want the booking namespace's appointments pods", to)
+			}
+		}
+	}
+}
+
+// checkKubeAPI: both binaries get their client's load controls, 0 (no
+// client-side limit; twice the qps as burst) unless the values set them.
+func checkKubeAPI(t *testing.T, objs []*unstructured.Unstructured, values map[string]any) {
+	for path, deployment := range map[string]string{"manager.kubeAPI": "sb-switchboard-manager", "webhook.kubeAPI": "sb-switchboard-webhook"} {
+		set, _ := values[path].(map[string]any)
+		for key, flag := range map[string]string{"qps": "kube-api-qps", "burst": "kube-api-burst"} {
+			v, ok := set[key]
+			if !ok {
+				v = 0
+			}
+			if want := fmt.Sprintf("--%s=%v", flag, v); !slices.Contains(args(t, objs, deployment), want) {
+				t.Errorf("%s has no %s among %v", deployment, want, args(t, objs, deployment))
 			}
 		}
 	}

@@ -66,6 +66,14 @@ func TestWrongValuesAreRefusedWithAMessageNamingThem(t *testing.T) {
 			values: map[string]any{"manager.shards": []any{"Shard_1"}},
 			want:   []string{"/manager/shards/0", "does not match pattern"},
 		},
+		"a negative API server rate": {
+			values: map[string]any{"manager.kubeAPI": map[string]any{"qps": -5}},
+			want:   []string{"/manager/kubeAPI/qps", "minimum"},
+		},
+		"an API server burst without a rate": {
+			values: map[string]any{"webhook.kubeAPI": map[string]any{"burst": 30}},
+			want:   []string{"/webhook/kubeAPI/burst", "value must be 0"},
+		},
 		"the image tag latest": {
 			values: map[string]any{"image.tag": "latest"},
 			want:   []string{"/image/tag"},
