@@ -89,8 +89,9 @@ func TestHelpPrintsEveryFlagAndNoPanic(t *testing.T) {
 		flags []string
 	}{
 		{"manager", []string{"-metrics-bind-address", "-health-probe-bind-address", "-leader-election-lease-duration",
-			"-leader-election-renew-deadline", "-leader-election-retry-period", "-upstream", "-zap-log-level"}},
-		{"webhook", []string{"-bind-address", "-metrics-bind-address", "-health-probe-bind-address", "-upstream", "-zap-log-level"}},
+			"-leader-election-renew-deadline", "-leader-election-retry-period", "-upstream", "-zap-log-level", "-kube-api-qps", "-kube-api-burst"}},
+		{"webhook", []string{"-bind-address", "-metrics-bind-address", "-health-probe-bind-address", "-upstream", "-zap-log-level",
+			"-kube-api-qps", "-kube-api-burst", "-signup-starts-per-address", "-signup-starts", "-signup-pending"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out := run(t, tc.name, "--help")
@@ -121,6 +122,17 @@ func TestManagerRefusesLeaderElectionTimingsThatCannotWork(t *testing.T) {
 	code, out := run(t, "manager", "--leader-election-lease-duration=15s", "--leader-election-renew-deadline=20s")
 	if code != 2 || !strings.Contains(out, "--leader-election-renew-deadline (20s) must be shorter than --leader-election-lease-duration (15s)") {
 		t.Fatalf("exit %d, output:\n%s\nwant exit 2 naming both flags", code, out)
+	}
+}
+
+// Both binaries refuse a client limit that cannot mean anything at start,
+// naming the flag, before they reach the API server.
+func TestBothBinariesRefuseAKubeAPIBurstWithoutAQPS(t *testing.T) {
+	for _, bin := range []string{"manager", "webhook"} {
+		code, out := run(t, bin, "--kube-api-burst=5")
+		if code != 2 || !strings.Contains(out, "--kube-api-burst 5 needs --kube-api-qps") {
+			t.Errorf("%s: exit %d, output:\n%s\nwant exit 2 naming the flag", bin, code, out)
+		}
 	}
 }
 
