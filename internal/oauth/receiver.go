@@ -176,32 +176,54 @@ func (r *Receiver) receive(ctx context.Context, ho Handover) (Outcome, error) {
 // OAuth client, writes it to the resource's token Secret and rotates the
 // connect token: the part of receive once the grant may be written.
 func (r *Receiver) exchange(ctx context.Context, t *Target, res *Resource, ho Handover, connectSec *corev1.Secret) (Outcome, error) {
-	store := r.Engine.Store
-	clientKey, tokenKey := Keys(ho.Namespace, res.Credentials)
-	creds, err := store.LoadClient(ctx, clientKey)
-	switch {
-	case IsMissingSecret(err):
-		return Outcome{Result: Misconfigured}, nil
-	case err != nil:
-		return Outcome{}, err
+	clientKey, _ := Keys(ho.Namespace, res.Credentials)
+	p := t.ProviderFor(res)
+	tok, failed, err := r.exchangeCode(ctx, p, clientKey, ho)
+	if failed != "" || err != nil {
+		return Outcome{Result: failed}, err
 	}
-	tok, err := r.Engine.Exchange(ctx, t.ProviderFor(res), creds, ho.Code, ho.RedirectURI, ho.Verifier)
-	log := logf.FromContext(ctx)
-	resource := ho.Namespace + "/" + ho.Name
-	switch {
-	case errors.Is(err, ErrReauthRequired):
-		return Outcome{Result: Refused}, nil
-	case err != nil:
-		log.Error(err, "OAuth code exchange failed", "target", ho.Target, "resource", resource)
-		return Outcome{Result: Unavailable}, nil
-	}
-	if err := store.SaveConnected(ctx, tokenKey, tok, res.Reconnect()); err != nil {
-		log.Error(err, "the OAuth grant could not be saved", "resource", resource)
+	if !r.saveGrant(ctx, res, tok, ho.Target, p.Name, "") {
 		return Outcome{Result: Unsaved}, nil
 	}
-	recordConnected(ctx, res.Object, ho.Target, t.ProviderFor(res).Name, "", tokenKey.Name)
 	r.rotateConnectToken(ctx, connectSec, ho)
 	return Outcome{Result: Connected, Extra: publicExtra(tok)}, nil
+}
+
+// exchangeCode trades the handover's code for a grant with the OAuth
+// client of the Secret clientKey, for a connect link's resource and a
+// sign-up alike. failed is the outcome when there is no grant to save
+// (the client Secret missing, the code refused, the provider not
+// answering); err a failure to read before any exchange, worth a retry.
+func (r *Receiver) exchangeCode(ctx context.Context, p Provider, clientKey types.NamespacedName, ho Handover) (_ Token, failed Result, _ error) {
+	creds, err := r.Engine.Store.LoadClient(ctx, clientKey)
+	switch {
+	case IsMissingSecret(err):
+		return Token{}, Misconfigured, nil
+	case err != nil:
+		return Token{}, "", err
+	}
+	tok, err := r.Engine.Exchange(ctx, p, creds, ho.Code, ho.RedirectURI, ho.Verifier)
+	switch {
+	case errors.Is(err, ErrReauthRequired):
+		return Token{}, Refused, nil
+	case err != nil:
+		logf.FromContext(ctx).Error(err, "OAuth code exchange failed", "target", ho.Target, "resource", ho.Namespace+"/"+ho.Name)
+		return Token{}, Unavailable, nil
+	}
+	return tok, "", nil
+}
+
+// saveGrant writes tok into res's token Secret and records it on the
+// audit record (signUp names the sign-up it came through, "" for a
+// connect link); false when it could not be written (logged).
+func (r *Receiver) saveGrant(ctx context.Context, res *Resource, tok Token, target, provider, signUp string) bool {
+	_, tokenKey := Keys(res.Object.GetNamespace(), res.Credentials)
+	if err := r.Engine.Store.SaveConnected(ctx, tokenKey, tok, res.Reconnect()); err != nil {
+		logf.FromContext(ctx).Error(err, "the OAuth grant could not be saved", "resource", res.Object.GetNamespace()+"/"+res.Object.GetName())
+		return false
+	}
+	recordConnected(ctx, res.Object, target, provider, signUp, tokenKey.Name)
+	return true
 }
 
 // recordConnected records a grant saved in the token Secret of obj, from

@@ -111,22 +111,11 @@ func (r *Receiver) receiveSignUp(ctx context.Context, t *Target, ho Handover) (O
 	case s.Closed:
 		return Outcome{Result: Closed}, nil
 	}
-	creds, err := r.Engine.Store.LoadClient(ctx, types.NamespacedName{Namespace: key.Namespace, Name: s.ClientSecret})
-	switch {
-	case IsMissingSecret(err):
-		return Outcome{Result: Misconfigured}, nil
-	case err != nil:
-		return Outcome{}, err
+	tok, failed, err := r.exchangeCode(ctx, t.Provider, types.NamespacedName{Namespace: key.Namespace, Name: s.ClientSecret}, ho)
+	if failed != "" || err != nil {
+		return Outcome{Result: failed}, err
 	}
 	log := logf.FromContext(ctx).WithValues("target", ho.Target, "signUp", key.String())
-	tok, err := r.Engine.Exchange(ctx, t.Provider, creds, ho.Code, ho.RedirectURI, ho.Verifier)
-	switch {
-	case errors.Is(err, ErrReauthRequired):
-		return Outcome{Result: Refused}, nil
-	case err != nil:
-		log.Error(err, "OAuth code exchange failed")
-		return Outcome{Result: Unavailable}, nil
-	}
 	account := su.Account(tok)
 	if account == "" {
 		log.Info("the grant names no account; nothing was created")
@@ -142,12 +131,9 @@ func (r *Receiver) receiveSignUp(ctx context.Context, t *Target, ho Handover) (O
 		log.Error(err, "the sign-up could not make its resource")
 		return Outcome{Result: Unsaved}, nil
 	}
-	_, tokenKey := Keys(res.Object.GetNamespace(), res.Credentials)
-	if err := r.Engine.Store.SaveConnected(ctx, tokenKey, tok, res.Reconnect()); err != nil {
-		log.Error(err, "the OAuth grant could not be saved", "resource", tokenKey.Namespace+"/"+res.Object.GetName())
+	if !r.saveGrant(ctx, res, tok, t.Name, t.Provider.Name, key.Name) {
 		return Outcome{Result: Unsaved}, nil
 	}
-	recordConnected(ctx, res.Object, t.Name, t.Provider.Name, key.Name, tokenKey.Name)
 	return Outcome{Result: Connected, Extra: publicExtra(tok), Namespace: res.Object.GetNamespace(), Name: res.Object.GetName()}, nil
 }
 
