@@ -325,27 +325,17 @@ func callback(d Deps) HandlerFunc {
 			return showPage(w, r, p, nil)
 		}
 		switch out.Result {
-		case oauth.Connected:
-			// A sign-up's grant went to the resource it made or found.
-			key = types.NamespacedName{Namespace: out.Namespace, Name: out.Name}
-		case oauth.Gone:
-			if st.SignUp {
-				return showPage(w, r, signUpNotFound(), nil)
-			}
-			return showPage(w, r, refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.GoneLine)), nil)
 		case oauth.Locked:
 			return alreadyConnected(w, r, target.Kind, key)
 		case oauth.Stale:
 			return refuseConnect(w, r)
-		case oauth.Closed:
-			return showPage(w, r, signUpClosed(), nil)
-		case oauth.Full:
-			return showPage(w, r, signUpFull(), nil)
-		default:
-			if p, failed := handoverFailed(out.Result); failed {
-				return showPage(w, r, p, nil)
-			}
 		}
+		if p, failed := handoverFailed(out.Result, st.SignUp); failed {
+			return showPage(w, r, p, nil)
+		}
+		// The resource the grant went to: the state's, or the one a
+		// sign-up made or found.
+		key = types.NamespacedName{Namespace: out.Namespace, Name: out.Name}
 		res, err := target.Resolve(ctx, d.APIReader, key)
 		if err != nil || target.Success == nil {
 			// The grant is saved: a page without the resource's details.
@@ -356,11 +346,21 @@ func callback(d Deps) HandlerFunc {
 }
 
 // handoverFailed is the page of a handover the manager could not turn
-// into a grant; failed is false for a grant saved (oauth.Connected).
-func handoverFailed(result oauth.Result) (_ pages.Page, failed bool) {
+// into a grant (signUp: of a flow a sign-up started); failed is false for
+// a grant saved (oauth.Connected).
+func handoverFailed(result oauth.Result, signUp bool) (_ pages.Page, failed bool) {
 	switch result {
 	case oauth.Connected:
 		return pages.Page{}, false
+	case oauth.Gone:
+		if signUp {
+			return signUpNotFound(), true
+		}
+		return refusal(http.StatusNotFound, pages.NotFoundTitle, pages.Say(pages.GoneLine)), true
+	case oauth.Closed:
+		return signUpClosed(), true
+	case oauth.Full:
+		return signUpFull(), true
 	case oauth.Refused:
 		return refusal(http.StatusUnauthorized, pages.CodeRefusedTitle, pages.Say(pages.CodeRefusedLine, pages.TheProvider), pages.Say(pages.StartAgainConnect)), true
 	case oauth.Unavailable:

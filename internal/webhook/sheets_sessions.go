@@ -99,11 +99,16 @@ func readSession(d Deps) HandlerFunc {
 			return err
 		}
 		if st.Status == stateUnknown {
-			return Errorf(http.StatusNotFound, "no session %q was taken by this connection", st.ID)
+			return notTaken(st.ID)
 		}
 		writeSessionJSON(w, http.StatusOK, st)
 		return nil
 	}
+}
+
+// notTaken is the 404 of a session the connection never took.
+func notTaken(id string) *Error {
+	return Errorf(http.StatusNotFound, "no session %q was taken by this connection", id)
 }
 
 // readSessions answers the states of up to 100 sessions named by id
@@ -142,21 +147,20 @@ func retrySession(d Deps) HandlerFunc {
 			return err
 		}
 		id := r.PathValue("id")
-		s := &v1alpha1.SheetSync{}
-		err = d.APIReader.Get(r.Context(), types.NamespacedName{Namespace: conn.Namespace, Name: timesheet.SyncName(conn.Name, id)}, s)
+		s, err := syncOf(r.Context(), d, conn, id)
 		switch {
-		case apierrors.IsNotFound(err):
-			st, err := sessionOf(r.Context(), d, conn, id)
+		case err != nil:
+			return err
+		case s == nil: // collected, or never taken: nothing to retry
+			st, err := ledgerState(r.Context(), d, conn, id)
 			if err != nil {
 				return err
 			}
 			if st.Status == stateUnknown {
-				return Errorf(http.StatusNotFound, "no session %q was taken by this connection", id)
+				return notTaken(id)
 			}
 			writeSessionJSON(w, http.StatusOK, st)
 			return nil
-		case err != nil:
-			return Unavailable(DefaultRetryAfter, "could not read the session; retry").WithCause(err)
 		}
 		st := stateOf(s)
 		switch s.Status.Phase {
@@ -192,24 +196,46 @@ func askRetry(ctx context.Context, d Deps, s *v1alpha1.SheetSync) error {
 	return nil
 }
 
-// sessionOf is a session's state: from its SheetSync, read from the API
-// server (the webhook's cache holds no SheetSync: at 100,000 sessions a
-// connection they would be the bulk of its memory, for a read a tracker
-// makes now and then), else from the ledger in the cache.
+// sessionOf is a session's state: from its SheetSync, else from the
+// ledger.
 func sessionOf(ctx context.Context, d Deps, conn *v1alpha1.SheetConnection, id string) (sessionState, error) {
-	key := types.NamespacedName{Namespace: conn.Namespace, Name: timesheet.SyncName(conn.Name, id)}
-	s := &v1alpha1.SheetSync{}
-	err := d.APIReader.Get(ctx, key, s)
+	s, err := syncOf(ctx, d, conn, id)
 	switch {
-	case err == nil && s.Spec.Session.ID == id && s.Spec.ConnectionRef.Name == conn.Name:
+	case err != nil:
+		return sessionState{}, err
+	case s != nil:
 		st := stateOf(s)
 		st.ID = id
 		return st, nil
-	case err != nil && !apierrors.IsNotFound(err):
-		return sessionState{}, Unavailable(DefaultRetryAfter, "could not read the session; retry").WithCause(err)
 	}
+	return ledgerState(ctx, d, conn, id)
+}
+
+// syncOf is the SheetSync of session id of conn, read from the API server
+// (the webhook's cache holds no SheetSync: at 100,000 sessions a
+// connection they would be the bulk of its memory, for a read a tracker
+// makes now and then); nil when there is none, or the name is another
+// session's.
+func syncOf(ctx context.Context, d Deps, conn *v1alpha1.SheetConnection, id string) (*v1alpha1.SheetSync, error) {
+	s := &v1alpha1.SheetSync{}
+	err := d.APIReader.Get(ctx, types.NamespacedName{Namespace: conn.Namespace, Name: timesheet.SyncName(conn.Name, id)}, s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, Unavailable(DefaultRetryAfter, "could not read the session; retry").WithCause(err)
+	case s.Spec.Session.ID != id || s.Spec.ConnectionRef.Name != conn.Name:
+		return nil, nil
+	}
+	return s, nil
+}
+
+// ledgerState is a session's state from its connection's ledger, in the
+// webhook's cache: "success" with its row once its SheetSync was
+// collected, else "unknown".
+func ledgerState(ctx context.Context, d Deps, conn *v1alpha1.SheetConnection, id string) (sessionState, error) {
 	var ledger corev1.Secret
-	err = d.Client.Get(ctx, types.NamespacedName{Namespace: d.StateNamespace, Name: timesheet.LedgerName(conn.Namespace, conn.Name, id)}, &ledger)
+	err := d.Client.Get(ctx, types.NamespacedName{Namespace: d.StateNamespace, Name: timesheet.LedgerName(conn.Namespace, conn.Name, id)}, &ledger)
 	if client.IgnoreNotFound(err) != nil {
 		return sessionState{}, Unavailable(DefaultRetryAfter, "could not read the session; retry").WithCause(err)
 	}

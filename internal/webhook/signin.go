@@ -156,10 +156,7 @@ func StartSignIn(w http.ResponseWriter, r *http.Request, d Deps, c Claim) error 
 		return Errorf(http.StatusInternalServerError, "Discord sign-in is not configured correctly; ask the operator").WithCause(err)
 	}
 	verifier := pkceVerifier(p)
-	browser := browserID(r)
-	if browser == "" {
-		browser = capability.Random(browserIDBytes)
-	}
+	browser := browserOrNew(r)
 	state, err := d.signInStates().Create(ctx, oauth.State{Target: SignInTarget, Namespace: c.Namespace, Name: c.Name,
 		ResourceUID: c.UID, Verifier: verifier, ClaimDigest: claimDigest(c.Short), BrowserDigest: browserDigest(browser)})
 	var tooMany *oauth.TooManyStartsError
@@ -200,6 +197,16 @@ func browserID(r *http.Request) string {
 		return ""
 	}
 	return c.Value
+}
+
+// browserOrNew is the request's browser-binding id, or a new one for a
+// browser that carries none: a flow anyone may start is bound to it
+// (setBrowserCookie).
+func browserOrNew(r *http.Request) string {
+	if id := browserID(r); id != "" {
+		return id
+	}
+	return capability.Random(browserIDBytes)
 }
 
 // validBrowserID matches what capability.Random(browserIDBytes) hands out.

@@ -23,7 +23,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/pages"
 )
@@ -133,10 +132,7 @@ func signUpStart(d Deps) HandlerFunc {
 		}
 		provider := target.Provider
 		verifier := pkceVerifier(provider)
-		browser := browserID(r)
-		if browser == "" {
-			browser = capability.Random(browserIDBytes)
-		}
+		browser := browserOrNew(r)
 		states := d.oauthStates()
 		states.MaxBrowsers = d.signUpLimits.pending
 		state, err := states.Create(ctx, oauth.State{Target: name, Namespace: ns, Name: signUp, ResourceUID: pub.UID,
