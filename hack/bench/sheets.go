@@ -171,12 +171,7 @@ func benchSheets(cfg *rest.Config, n, rounds int, clientCounts []int) error {
 	if err := reportSheets(rig, runs, n, rounds, total); err != nil {
 		return err
 	}
-	clients := clientCounts[len(clientCounts)-1]
-	ids := make([]string, min(n, 1000))
-	for i := range ids {
-		ids[i] = benchSession(fmt.Sprintf("s%d", clients), i).ID
-	}
-	return benchSessionReads(ctx, rig, c, conn, ids, clients)
+	return benchSessionReads(ctx, rig, c, conn, n, clientCounts[len(clientCounts)-1])
 }
 
 // sheetsRate is one timed burst of creates or posts: each one's latency

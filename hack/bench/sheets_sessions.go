@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
@@ -46,7 +46,12 @@ const ledgerSessions = 100_000
 // collected sessions of one connection — its build, its bytes, writing its
 // shards — and a read of a collected session through the route beside a
 // bare cached Get of its shard.
-func benchSessionReads(ctx context.Context, rig *sheetsRig, c client.Client, conn *v1alpha1.SheetConnection, ids []string, clients int) error {
+func benchSessionReads(ctx context.Context, rig *sheetsRig, c client.Client, conn *v1alpha1.SheetConnection, n, clients int) error {
+	// The first of the sessions the route took at this client count.
+	ids := make([]string, min(n, 1000))
+	for i := range ids {
+		ids[i] = benchSession(fmt.Sprintf("s%d", clients), i).ID
+	}
 	cached := rig.mgr.GetClient()
 	route := func(id string) error {
 		return getSession(rig.hookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK)
@@ -68,14 +73,14 @@ func benchSessionReads(ctx context.Context, rig *sheetsRig, c client.Client, con
 	}
 	sortDurations(routeRate.lat)
 	sortDurations(bareRate.lat)
-	n := 2 * len(ids)
+	reads := 2 * len(ids)
 	fmt.Printf("\nsession reads, %d sessions twice each, %d clients (rounds: route, bare, bare, route):\n", len(ids), clients)
 	readLine := func(what string, r sheetsRate) {
-		fmt.Printf("  %-68s %10s %12.0f %10s %10s %10s\n", what, r.took.Round(time.Millisecond), r.perSecond(n), pctMs(r.lat, 50), pctMs(r.lat, 95), pctMs(r.lat, 99))
+		fmt.Printf("  %-68s %10s %12.0f %10s %10s %10s\n", what, r.took.Round(time.Millisecond), r.perSecond(reads), pctMs(r.lat, 50), pctMs(r.lat, 95), pctMs(r.lat, 99))
 	}
 	readLine("GET sessions/{id} through the webhook (its SheetSync kept)", routeRate)
 	readLine("baseline: bare cached Get of the SheetSync, in process", bareRate)
-	fmt.Printf("  ratio route/bare reads per second %.3f (the route is HTTP, a token check and an API read: the webhook caches no SheetSync)\n", routeRate.perSecond(n)/bareRate.perSecond(n))
+	fmt.Printf("  ratio route/bare reads per second %.3f (the route is HTTP, a token check and an API read: the webhook caches no SheetSync)\n", routeRate.perSecond(reads)/bareRate.perSecond(reads))
 	return benchLedger(ctx, rig, c, conn, clients)
 }
 
@@ -144,16 +149,14 @@ func benchLedger(ctx context.Context, rig *sheetsRig, c client.Client, conn *v1a
 
 // waitCached waits until the manager's cache shows every shard.
 func waitCached(ctx context.Context, cached client.Client, shards map[string]*corev1.Secret) error {
-	deadline := time.Now().Add(time.Minute)
-	for name := range shards {
-		for cached.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, &corev1.Secret{}) != nil {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("the cache never showed ledger shard %s", name)
+	return poll.Until(ctx, "the ledger's shards in the cache", 10*time.Millisecond, time.Minute, func() (bool, error) {
+		for name := range shards {
+			if cached.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, &corev1.Secret{}) != nil {
+				return false, nil
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
-	}
-	return nil
+		return true, nil
+	})
 }
 
 // getSession reads a session through the route and checks its status.
@@ -175,36 +178,16 @@ func getSession(u string, want int) error {
 	return nil
 }
 
-// timedEach runs f on each of ids with clients goroutines and times each
-// call and the whole.
+// timedEach runs f on each of ids with clients goroutines (parallel) and
+// times each call and the whole.
 func timedEach(ids []string, clients int, f func(string) error) (sheetsRate, error) {
 	lat := make([]time.Duration, len(ids))
-	next := make(chan int)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
 	began := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := time.Now()
-				if err := f(ids[i]); err != nil {
-					mu.Lock()
-					first = err
-					mu.Unlock()
-				}
-				lat[i] = time.Since(t)
-			}
-		}()
-	}
-	for i := range ids {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return sheetsRate{lat: lat, took: time.Since(began)}, first
+	err := parallel(len(ids), clients, func(i int) error {
+		t := time.Now()
+		err := f(ids[i])
+		lat[i] = time.Since(t)
+		return err
+	})
+	return sheetsRate{lat: lat, took: time.Since(began)}, err
 }

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -54,10 +53,12 @@ func (d *Demo) signUpNotion(ctx context.Context) error {
 	}
 	fmt.Printf("    the platform team hands out %s (status.url of notionsignup/%s)\n", su.Status.URL, NotionSignupName)
 	for i, lang := range []string{"ja", "en"} {
-		code, body, err := signUp(su.Status.URL, lang)
+		code, body, reached, err := follow(su.Status.URL, false, lang)
 		switch {
 		case err != nil:
 			return err
+		case !reached:
+			return errors.New("the sign-up did not reach the callback in 3 hops")
 		case code != http.StatusOK || !bytes.Contains(body, []byte("Demo Lab")):
 			return fmt.Errorf("the sign-up's callback answered %d: %s", code, pageText(body))
 		}
@@ -84,31 +85,6 @@ func (d *Demo) signUpNotion(ctx context.Context) error {
 	fmt.Printf("    one NotionIntegration for the workspace, made by the manager: %s, Ready, database %s\n    Automation URL %s%s\n    connection webhook URL %s%s\n",
 		ni.Name, ni.Status.DatabaseURL, d.WebhookURL, ni.Status.WebhookPath, d.WebhookURL, ni.Status.EventsPath)
 	return nil
-}
-
-// signUp opens a start URL as a browser asking for lang and follows it
-// through the consent page to the callback's answer.
-func signUp(start, lang string) (int, []byte, error) {
-	next := start
-	for range 3 {
-		req, err := http.NewRequest(http.MethodGet, next, nil)
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Accept", "text/html")
-		req.Header.Set("Accept-Language", lang)
-		resp, err := browser.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusFound {
-			return resp.StatusCode, body, nil
-		}
-		next = resp.Header.Get("Location")
-	}
-	return 0, nil, errors.New("the sign-up did not reach the callback in 3 hops")
 }
 
 var (

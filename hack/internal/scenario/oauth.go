@@ -69,13 +69,22 @@ func (d *Demo) readLink(ctx context.Context, webhookURL, target, name string) (s
 }
 
 // follow opens link in the browser and follows at most 3 redirects (each
-// one shown when show is set). It returns the first answer that is not a
-// redirect, its status and body; reached is false when every answer was a
-// redirect.
-func follow(link string, show bool) (code int, body []byte, reached bool, err error) {
+// one shown when show is set), asking for pages in lang when it is set
+// (a person's browser: Accept text/html and Accept-Language). It returns
+// the first answer that is not a redirect, its status and body; reached is
+// false when every answer was a redirect.
+func follow(link string, show bool, lang string) (code int, body []byte, reached bool, err error) {
 	next := link
 	for hop := 0; hop < 3; hop++ {
-		resp, err := browser.Get(next)
+		req, err := http.NewRequest(http.MethodGet, next, nil)
+		if err != nil {
+			return 0, nil, false, err
+		}
+		if lang != "" {
+			req.Header.Set("Accept", "text/html")
+			req.Header.Set("Accept-Language", lang)
+		}
+		resp, err := browser.Do(req)
 		if err != nil {
 			return 0, nil, false, err
 		}
@@ -100,7 +109,7 @@ func (d *Demo) browse(ctx context.Context, webhookURL, target, name, tokenSecret
 	if err != nil {
 		return err
 	}
-	code, body, reached, err := follow(link, true)
+	code, body, reached, err := follow(link, true, "")
 	switch {
 	case err != nil:
 		return err
