@@ -93,3 +93,24 @@ func TestDeleteAllEndsEveryOneOfTheUsersSessionsItsOwnLast(t *testing.T) {
 		t.Fatal("DeleteAll of a session without a Discord user id succeeded")
 	}
 }
+
+// signIns signs another user in once, then nelly n times a second apart,
+// and returns the other's session and nelly's, oldest first.
+func signIns(t *testing.T, s *session.Store, clk *clocktesting.FakeClock, n int) (theirs string, sids []string) {
+	t.Helper()
+	ctx := context.Background()
+	other := session.User{ID: "41771983423143937", Username: "other"}
+	theirs, err := s.Create(ctx, other, grant(other, clk.Now().Add(7*24*time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		clk.Step(time.Second)
+		sid, err := s.Create(ctx, nelly, grant(nelly, clk.Now().Add(7*24*time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids = append(sids, sid)
+	}
+	return theirs, sids
+}

@@ -120,10 +120,9 @@ func notionAlmostDone(t *testing.T, b *tab) {
 // link allows are signing in to it: the wait, counted down.
 func linkSignInsBusy(t *testing.T, b *tab) {
 	_, shareURL, _ := sharedLink(t, "busy", nil)
-	others := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	started := 0
 	testenv.EventuallyWithin(t, time.Minute, "other browsers signing in to the link", func() bool {
-		resp, err := others.Get(shareURL)
+		resp, err := noRedirect.Get(shareURL) // another browser each time: no cookie
 		if err != nil {
 			t.Fatal(err)
 		}

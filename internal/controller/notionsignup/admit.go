@@ -54,10 +54,9 @@ func resolve(ctx context.Context, r client.Reader, key types.NamespacedName) (*o
 	if err := r.Get(ctx, key, &s); err != nil {
 		return nil, err
 	}
-	if !s.DeletionTimestamp.IsZero() {
-		return &oauth.SignUpResource{Object: &s, ClientSecret: s.Spec.OAuth.ClientSecretRef.Name, Closed: true}, nil
-	}
-	return &oauth.SignUpResource{Object: &s, ClientSecret: s.Spec.OAuth.ClientSecretRef.Name, Closed: s.Spec.Closed}, nil
+	// A sign-up being deleted takes no one in, as a closed one.
+	closed := s.Spec.Closed || !s.DeletionTimestamp.IsZero()
+	return &oauth.SignUpResource{Object: &s, ClientSecret: s.Spec.OAuth.ClientSecretRef.Name, Closed: closed}, nil
 }
 
 // admit is the NotionIntegration of workspace that s made, or a new one
