@@ -175,6 +175,12 @@ func TestATrackerReadsAndRetriesItsSessions(t *testing.T) {
 	if code, _ := f.state(t, "never"); code != http.StatusNotFound {
 		t.Fatalf("a session never taken: %d", code)
 	}
+	if code := f.ask(t, http.MethodGet, "/sessions", testenv.SheetIngestToken, nil); code != http.StatusBadRequest {
+		t.Fatalf("a batch read naming no session: %d", code)
+	}
+	if code := f.ask(t, http.MethodPost, "/sessions/never/retry", testenv.SheetIngestToken, nil); code != http.StatusNotFound {
+		t.Fatalf("a retry of a session never taken: %d", code)
+	}
 	for _, token := range []string{"", "wrong-token-of-sixteen-chars"} {
 		if code := f.ask(t, http.MethodGet, "/sessions/s-read", token, nil); code != http.StatusUnauthorized {
 			t.Errorf("a read with token %q: %d", token, code)
