@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"k8s.io/utils/ptr"
 
@@ -45,6 +46,9 @@ import (
 // tabTimeout bounds everything one test does in its tab: generous, for a
 // loaded two-core machine.
 const tabTimeout = 2 * time.Minute
+
+// shotTimeout bounds one screenshot's capture (tab.screenshot).
+const shotTimeout = 30 * time.Second
 
 // tab is one test's browser tab, in a browser context of its own (its own
 // cookies), recording every request it sends and every answer it gets.
@@ -231,7 +235,23 @@ func (b *tab) shown() shown {
 // and logs its path.
 func (b *tab) screenshot(name string) {
 	b.t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	// A capture waits for the renderer's next frame, and a tab that is
+	// not in front may not draw one: on a loaded machine one capture of a
+	// still page waited out the tab's whole deadline. The tab is brought
+	// to front first, and a capture that draws no frame in shotTimeout is
+	// asked for once more.
+	var png []byte
+	var err error
+	for try := 0; try < 2; try++ {
+		ctx, cancel := context.WithTimeout(b.ctx, shotTimeout)
+		if _, err = chromedp.Call(ctx, page.BringToFront, cdp.Empty{}); err == nil {
+			png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		}
+		cancel()
+		if err == nil {
+			break
+		}
+	}
 	if err != nil {
 		b.t.Fatal(err)
 	}
