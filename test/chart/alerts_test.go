@@ -58,7 +58,7 @@ func promtool(t *testing.T, args ...string) string {
 // when it should and stays quiet when it should not (promtool test rules,
 // alerts.test.yaml), and every alert has its tests.
 func TestTheAlertsPassPromtoolsChecksAndTheirUnitTests(t *testing.T) {
-	objs := render(t, "switchboard-system", map[string]any{"prometheusRule.enabled": true})
+	objs := render(t, "switchboard-system", alertValues)
 	rules := ofKind(objs, "PrometheusRule")
 	if len(rules) != 1 {
 		t.Fatalf("%d PrometheusRules rendered, want 1", len(rules))
@@ -114,8 +114,7 @@ func TestTheDashboardShipsOnlyWhenAskedAndEachQueryParses(t *testing.T) {
 	if n := len(ofKind(render(t, "switchboard-system", nil), "ConfigMap")); n != 0 {
 		t.Fatalf("%d ConfigMaps rendered by default, want none", n)
 	}
-	objs := render(t, "switchboard-system", map[string]any{"grafanaDashboard.enabled": true, "grafanaDashboard.namespace": "monitoring",
-		"grafanaDashboard.annotations": map[string]any{"grafana_folder": "Switchboard"}})
+	objs := render(t, "switchboard-system", dashboardValues)
 	cms := ofKind(objs, "ConfigMap")
 	if len(cms) != 1 {
 		t.Fatalf("%d ConfigMaps rendered, want the dashboard's", len(cms))

@@ -89,6 +89,43 @@ func jsonOf(v any) (string, error) {
 	return string(j), err
 }
 
+// The value sets the single tests render, beside the matrix
+// (chart_test.go). A check that must hold for every rendering
+// (psa_test.go) ranges over everyValueSet. The refusal tests' sets are not
+// among them: the chart refuses to render those.
+var (
+	// shardValues: TestShardsRenderOneManagerEachAndPartitionTheObjects.
+	shardValues = map[string]any{"manager.shards": []any{"shard1", "shard2"}, "networkPolicy.enabled": true, "manager.replicas": 2}
+	// alertValues: TestTheAlertsPassPromtoolsChecksAndTheirUnitTests.
+	alertValues = map[string]any{"prometheusRule.enabled": true}
+	// dashboardValues: TestTheDashboardShipsOnlyWhenAskedAndEachQueryParses.
+	dashboardValues = map[string]any{"grafanaDashboard.enabled": true, "grafanaDashboard.namespace": "monitoring",
+		"grafanaDashboard.annotations": map[string]any{"grafana_folder": "Switchboard"}}
+	// publicURLValues: TestTheChartPassesEveryFlagTheKustomizeInstallPasses.
+	publicURLValues = map[string]any{"publicURL": "https://hooks.example.com"}
+	// upgradeValues: the first helm upgrade of
+	// TestInstallUpgradeUninstallKeepsTheCRDsAndUsersResources.
+	upgradeValues = map[string]any{"webhook.replicas": 3, "crds.keep": false}
+)
+
+// everyValueSet is every set of values a chart test renders or installs,
+// by name: the matrix's and the single tests'.
+func everyValueSet() map[string]map[string]any {
+	sets := map[string]map[string]any{
+		"shards":    shardValues,
+		"alerts":    alertValues,
+		"dashboard": dashboardValues,
+		"publicURL": publicURLValues,
+		"upgrade":   upgradeValues,
+		// The lifecycle test's second upgrade: --reuse-values with crds.keep back on.
+		"upgrade, reusing its values": {"webhook.replicas": 3, "crds.keep": true},
+	}
+	for name, set := range matrix {
+		sets["matrix: "+name] = set.values
+	}
+	return sets
+}
+
 // render runs helm template and decodes every object.
 func render(t testing.TB, namespace string, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()

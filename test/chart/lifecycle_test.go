@@ -106,7 +106,7 @@ func TestInstallUpgradeUninstallKeepsTheCRDsAndUsersResources(t *testing.T) {
 	}
 
 	// helm upgrade changes the CRDs too (they are templates, not crds/).
-	helmIn("upgrade", "sb", chartDir, "--set", "webhook.replicas=3", "--set", "crds.keep=false")
+	helmIn(append([]string{"upgrade", "sb", chartDir}, setArgs(upgradeValues)...)...)
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(webhook), webhook); err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func flagNames(args []string) []string {
 
 func TestTheChartPassesEveryFlagTheKustomizeInstallPasses(t *testing.T) {
 	root, _ := paths(t)
-	objs := render(t, "switchboard-system", map[string]any{"publicURL": "https://hooks.example.com"})
+	objs := render(t, "switchboard-system", publicURLValues)
 	for _, c := range []struct{ file, deployment string }{
 		{"config/manager/manager.yaml", "sb-switchboard-manager"},
 		{"config/webhook/webhook.yaml", "sb-switchboard-webhook"},

@@ -32,7 +32,7 @@ import (
 // out so that every object, labelled or not, falls to exactly one.
 func TestShardsRenderOneManagerEachAndPartitionTheObjects(t *testing.T) {
 	_, chartDir := paths(t)
-	values := map[string]any{"manager.shards": []any{"shard1", "shard2"}, "networkPolicy.enabled": true, "manager.replicas": 2}
+	values := shardValues
 	if out, err := helm(t, append([]string{"lint", "--strict", chartDir}, setArgs(values)...)...); err != nil {
 		t.Fatalf("helm lint --strict: %v\n%s", err, out)
 	}
