@@ -14,6 +14,11 @@ CRANE_VERSION ?= v0.21.7
 # promtool checks the chart's alerting rules and runs their unit tests
 # (github.com/prometheus/prometheus v0.316.0 is Prometheus 3.16.0).
 PROMTOOL_VERSION ?= v0.316.0
+# cosign signs and attests the release and verifies it (make release,
+# make verify-release, make e2e); actionlint checks the hosted release
+# workflow (make lint).
+COSIGN_VERSION ?= v2.6.5
+ACTIONLINT_VERSION ?= v1.7.12
 
 # Chromium drives the browser tests (test/browser) headless. It is
 # Debian's package, not a go install into ./bin: `make chromium` installs
@@ -26,6 +31,11 @@ CHROMIUM ?= /usr/bin/chromium
 # A Japanese font for the pages the browser tests read in Japanese (a
 # person's phone has one; without it the screenshots show empty boxes).
 JA_FONT_PACKAGE ?= fonts-ipafont-gothic=00303-23
+# qemu user emulation runs the arm64 image binaries' --help on an amd64
+# host (hack/check-images.sh, make release). Debian's package, pinned like
+# Chromium: `make qemu` installs it when $(QEMU_AARCH64) is missing.
+QEMU_PACKAGE ?= qemu-user-static=1:7.2+dfsg-7+deb12u18+b3
+QEMU_AARCH64 ?= /usr/bin/qemu-aarch64-static
 
 # The envtest control plane: kube-apiserver matches the k8s.io/* v0.37.1
 # modules in go.mod; etcd is the release kube-apiserver 1.37 is tested with.
@@ -41,6 +51,8 @@ HELM ?= $(LOCALBIN)/helm
 KO ?= $(LOCALBIN)/ko
 CRANE ?= $(LOCALBIN)/crane
 PROMTOOL ?= $(LOCALBIN)/promtool
+COSIGN ?= $(LOCALBIN)/cosign
+ACTIONLINT ?= $(LOCALBIN)/actionlint
 # The images' tarballs (make images).
 IMAGES_DIR ?= $(shell pwd)/dist/images
 
@@ -136,9 +148,19 @@ bench: manifests build envtest versitygw ## Benchmarks, each against a baseline 
 PLUGIN_VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-g$$(git rev-parse --short HEAD))
 RELEASE_DIR ?= $(shell pwd)/dist/release
 
+# release builds everything a platform team receives, in this order (docs/release.md):
+# the plugin's tarballs with their SBOMs and krew manifest; the images, one
+# index of linux/amd64 and linux/arm64 per binary, with their SBOMs; the
+# images' checks (each platform's binary of its architecture, the arm64 one
+# run under qemu); the chart; then signatures, attestations and checksums.
+RELEASE_PLATFORMS ?= linux/amd64,linux/arm64
+
 .PHONY: release
-release: ## Build the kubectl plugin's release tarballs (linux, darwin; amd64, arm64), sha256sums.txt and krew manifest into dist/release.
+release: ko crane cosign helm qemu | $(LOCALBIN) ## Build the release into dist/release: plugin tarballs, multi-arch image indexes, SBOMs, chart, signatures, provenance, checksums, krew manifest.
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/release --version $(PLUGIN_VERSION) --out $(RELEASE_DIR)
+	KO=$(KO) CRANE=$(CRANE) OUT=$(RELEASE_DIR)/images SBOM_OUT=$(RELEASE_DIR)/sbom PLATFORMS=$(RELEASE_PLATFORMS) ./hack/images.sh
+	CRANE=$(CRANE) DIR=$(RELEASE_DIR)/images SBOM_DIR=$(RELEASE_DIR)/sbom ./hack/check-images.sh
+	COSIGN=$(COSIGN) CRANE=$(CRANE) HELM=$(HELM) RELEASE_DIR=$(RELEASE_DIR) ./hack/sign-release.sh
 
 # images builds OCI image tarballs of the manager and the webhook with no
 # Docker engine and no registry: see hack/images.sh.
@@ -153,12 +175,17 @@ images: ko crane | $(LOCALBIN) ## Build OCI image tarballs of the manager and we
 # before (docs/e2e.md). Root only; one run per machine at a time.
 E2E_DIR ?= /var/tmp/switchboard-e2e
 E2E_PAUSE ?= $(shell pwd)/dist/e2e/pause.tar
+# The previous release the e2e installs first and upgrades from: the last
+# landed commit before NotionSignup (docs/e2e.md). Move it forward when a
+# release is cut.
+E2E_PREVIOUS ?= 6320d60f0590e3b93fd7d90aa654a16da48a0be7
 
 .PHONY: e2e
-e2e: build envtest versitygw helm images crane ## Run Switchboard's images on a real single-node Kubernetes built here: Helm install, every kind, upgrade, leader loss, pod eviction, reinstall (KEEP=1 keeps it running).
+e2e: build envtest versitygw helm ko crane cosign ## Run the release (make release first) on a real single-node Kubernetes built here: the previous release under Pod Security restricted, every kind, the upgrade to the signed chart, leader loss, pod eviction, reinstall (KEEP=1 keeps it running).
 	./hack/e2e/host-deps.sh
 	CRANE=$(CRANE) ./hack/e2e/pause-image.sh $(E2E_PAUSE)
-	go run ./hack/e2e --work $(E2E_DIR) --bin $(LOCALBIN) --images $(IMAGES_DIR) --pause $(E2E_PAUSE) \
+	go run ./hack/e2e --work $(E2E_DIR) --bin $(LOCALBIN) --release $(RELEASE_DIR) --pause $(E2E_PAUSE) \
+		--previous "$$(KO=$(KO) CRANE=$(CRANE) ./hack/e2e/previous-release.sh $(E2E_PREVIOUS))" \
 		--control-plane "$$(SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh)" --node "$$(./hack/envtest.sh node)"
 
 .PHONY: e2e-down
@@ -181,6 +208,16 @@ chromium: ## Install Debian's Chromium and a Japanese font for the browser tests
 		echo "warning: chromium $(CHROMIUM_VERSION) is no longer in the archive; installing the current one (update CHROMIUM_VERSION)" >&2; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }; \
 	"$(CHROMIUM)" --version
+
+.PHONY: qemu
+qemu: ## Install Debian's qemu-user-static, which runs the arm64 images' binaries in the release checks (root; nothing to do when it is there).
+	@if [ -x "$(QEMU_AARCH64)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "$(QEMU_AARCH64) is missing: as root, run make qemu (Debian's $(QEMU_PACKAGE))" >&2; exit 1; fi; \
+	apt-get update -qq; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$(QEMU_PACKAGE)" || { \
+		echo "warning: $(QEMU_PACKAGE) is no longer in the archive; installing the current qemu-user-static (update QEMU_PACKAGE)" >&2; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-user-static; }; \
+	"$(QEMU_AARCH64)" --version
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into ./bin.
@@ -207,6 +244,14 @@ versitygw: | $(LOCALBIN) ## Install versitygw (the S3 server of tests and the de
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm (renders and lints the chart in tests) into ./bin.
 	@path=$$(./hack/tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)) && ln -sf "$$path" $(HELM)
+
+.PHONY: cosign
+cosign: | $(LOCALBIN) ## Install cosign (signs, attests and verifies the release) into ./bin.
+	@path=$$(./hack/tool.sh cosign github.com/sigstore/cosign/v2/cmd/cosign $(COSIGN_VERSION)) && ln -sf "$$path" $(COSIGN)
+
+.PHONY: actionlint
+actionlint: | $(LOCALBIN) ## Install actionlint (checks the release workflow) into ./bin.
+	@path=$$(./hack/tool.sh actionlint github.com/rhysd/actionlint/cmd/actionlint $(ACTIONLINT_VERSION)) && ln -sf "$$path" $(ACTIONLINT)
 
 .PHONY: promtool
 promtool: | $(LOCALBIN) ## Install promtool (checks and unit-tests the chart's alerts) into ./bin.

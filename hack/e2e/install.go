@@ -108,17 +108,31 @@ func (e *e2e) chartValues() map[string]any {
 	}
 }
 
-// install runs helm install as a platform team would and waits for both
-// Deployments to be Available, which their readiness probes decide.
+// install runs helm install of the current chart (e.chart) as a platform
+// team would and waits for both Deployments to be Available.
 func (e *e2e) install(ctx context.Context) error {
-	helm := exec.CommandContext(ctx, filepath.Join(e.bin, "helm"), "install", releaseName, filepath.Join("charts", "switchboard"),
+	return e.installChart(ctx, e.chart.ref, e.chart.args...)
+}
+
+// chartRef is where helm takes a chart from, with the flags that place
+// needs (--plain-http for the loopback registry).
+type chartRef struct {
+	ref  string
+	args []string
+}
+
+// installChart runs helm install of chart with the run's values and args
+// and waits for both Deployments to be Available, which their readiness
+// probes decide.
+func (e *e2e) installChart(ctx context.Context, chart string, args ...string) error {
+	helm := exec.CommandContext(ctx, filepath.Join(e.bin, "helm"), append([]string{"install", releaseName, chart,
 		"--kubeconfig", e.p.kubeconfig("admin"), "--namespace", releaseNamespace, "--create-namespace",
-		"--values", e.p.at("values.yaml"))
+		"--values", e.p.at("values.yaml")}, args...)...)
 	out, err := helm.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("helm install: %w\n%s", err, out)
+		return fmt.Errorf("helm install %s: %w\n%s", chart, err, out)
 	}
-	fmt.Printf("    helm install: %s\n", firstLine(string(out), "STATUS:"))
+	fmt.Printf("    helm install %s: %s\n", chart, firstLine(string(out), "STATUS:"))
 	if _, err := e.kubectl(ctx, "wait", "--namespace", releaseNamespace, "--for=condition=Available",
 		"deployment", "--all", "--timeout=5m"); err != nil {
 		pods, _ := e.kubectl(ctx, "get", "pods", "-A", "-o", "wide")

@@ -62,10 +62,11 @@ type load struct {
 	notionWorkers, sessionWorkers, minEachWay int
 }
 
-// newLoad reads where to send from the walk's integration and connection.
-func newLoad(ctx context.Context, c client.Client, sandboxURL string) (*load, error) {
+// newLoad reads where to send from the walk's integration (named
+// integration) and connection.
+func newLoad(ctx context.Context, c client.Client, sandboxURL, integration string) (*load, error) {
 	var ni v1alpha1.NotionIntegration
-	if err := c.Get(ctx, client.ObjectKey{Namespace: scenario.Namespace, Name: scenario.NotionIntegrationName}, &ni); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: scenario.Namespace, Name: integration}, &ni); err != nil {
 		return nil, err
 	}
 	var sc v1alpha1.SheetConnection

@@ -70,8 +70,16 @@ type e2e struct {
 	// bin holds sandbox, versitygw and helm; controlPlane etcd and
 	// kube-apiserver; node the other Kubernetes programs.
 	bin, controlPlane, node string
-	images, pause           string
-	keep                    bool
+	pause                   string
+	// previous is the previous release's directory
+	// (hack/e2e/previous-release.sh); release the current release's
+	// (make release), whose signed chart and images the run verifies
+	// and installs from a loopback registry.
+	previous, release string
+	// chart is where the current chart is installed from: the loopback
+	// registry by digest once publish has verified it.
+	chart chartRef
+	keep  bool
 
 	before hostState
 	procs  map[string]*local.Process
@@ -80,6 +88,8 @@ type e2e struct {
 	// sandboxURL is the sandbox's base URL; s3 the versitygw.
 	sandboxURL string
 	s3         *testenv.S3
+	// demo is the walk (walkDemo).
+	demo *scenario.Demo
 	// load is the traffic the platform operations run under.
 	load *load
 	// timings of each step, printed at the end.
@@ -95,12 +105,13 @@ type timing struct {
 const pollEvery = 200 * time.Millisecond
 
 func main() {
-	e := &e2e{procs: map[string]*local.Process{}}
+	e := &e2e{procs: map[string]*local.Process{}, chart: chartRef{ref: filepath.Join("charts", "switchboard")}}
 	work := flag.String("work", "/var/tmp/switchboard-e2e", "Work directory: the node's state (removed at the end) and logs/ (kept).")
 	flag.StringVar(&e.bin, "bin", "bin", "Directory holding sandbox, versitygw and helm (make build versitygw helm).")
 	flag.StringVar(&e.controlPlane, "control-plane", "", "Directory holding etcd and kube-apiserver (hack/envtest.sh prints it).")
 	flag.StringVar(&e.node, "node", "", "Directory holding kube-controller-manager, kube-scheduler, kube-proxy, kubelet and kubectl (hack/envtest.sh node prints it).")
-	flag.StringVar(&e.images, "images", "dist/images", "Directory of the image tarballs make images builds.")
+	flag.StringVar(&e.previous, "previous", "", "The previous release's directory, its chart and images (hack/e2e/previous-release.sh prints it).")
+	flag.StringVar(&e.release, "release", "dist/release", "The current release's directory (make release).")
 	flag.StringVar(&e.pause, "pause", "dist/e2e/pause.tar", "The pause image tarball (hack/e2e/pause-image.sh).")
 	flag.BoolVar(&e.keep, "keep", os.Getenv("KEEP") == "1", "Keep the cluster running until Ctrl-C (KEEP=1).")
 	flag.Parse()
@@ -194,10 +205,13 @@ func (e *e2e) run(ctx context.Context) error {
 		{"containerd and the images", e.containerdUp},
 		{"kubelet and kube-proxy, node Ready", e.nodeUp},
 		{"the sandbox and versitygw on " + hostIP, e.upstreamsUp},
-		{"helm install charts/switchboard, Deployments Available", e.install},
+		{"the release namespace enforcing Pod Security restricted", e.restricted},
+		{"helm install of the previous release (" + e.previousCommit() + "), Deployments Available", e.installPrevious},
 		{"smoke check through the webhook Service", e.smoke},
-		{"every kind end to end through the webhook's node port", e.walk},
-		{"helm upgrade to a new image tag, under load", e.upgrade},
+		{"every kind of the previous release end to end through the webhook's node port", e.walk},
+		{"the signed chart and images verified and served by a loopback registry", e.publish},
+		{"helm upgrade to the signed chart by digest, under load: nothing lost, pruned or done twice", e.upgrade},
+		{"a researcher signs up: the kind the previous release did not have", e.signUp},
 		{"the manager leader's Pod deleted, under load", e.leaderLoss},
 		{"a webhook Pod evicted, under load", e.webhookLoss},
 		{"helm uninstall, helm install again", e.reinstall},

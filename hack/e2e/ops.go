@@ -32,7 +32,7 @@ import (
 // connected the integration and the connection it drives.
 func (e *e2e) loadGen(ctx context.Context) (*load, error) {
 	if e.load == nil {
-		l, err := newLoad(ctx, e.c, e.sandboxURL)
+		l, err := newLoad(ctx, e.c, e.sandboxURL, e.walkDemo().Integration())
 		if err != nil {
 			return nil, err
 		}

@@ -214,10 +214,15 @@ func (e *e2e) containerdUp(ctx context.Context) error {
 // importImages imports the pause image and Switchboard's images into
 // containerd's k8s.io namespace, where kubelet finds them.
 func (e *e2e) importImages() error {
-	tars, _ := filepath.Glob(filepath.Join(e.images, "*.tar"))
+	tars, _ := filepath.Glob(filepath.Join(e.release, "images", "*.tar"))
 	if len(tars) == 0 {
-		return fmt.Errorf("no image tarballs in %s (run 'make images')", e.images)
+		return fmt.Errorf("no image tarballs in %s/images (run 'make release')", e.release)
 	}
+	previous, _ := filepath.Glob(filepath.Join(e.previous, "images", "*.tar"))
+	if len(previous) == 0 {
+		return fmt.Errorf("no image tarballs in %s/images (hack/e2e/previous-release.sh)", e.previous)
+	}
+	tars = append(tars, previous...)
 	for _, tar := range append([]string{e.pause}, tars...) {
 		out, err := e.ctr("-n", "k8s.io", "images", "import", tar)
 		if err != nil {

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -32,39 +31,10 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 )
 
-// upgradeTag is the tag the upgrade moves both images to: the same images
-// tagged anew in containerd, so both pod templates change and both
-// Deployments roll.
-const upgradeTag = "e2e-upgrade"
-
-// upgrade moves a running release to a new image tag with helm upgrade
-// while the load runs: the rollout completes, every pod runs the new tag.
-func (e *e2e) upgrade(ctx context.Context) error {
-	version, err := appVersion()
-	if err != nil {
-		return err
-	}
-	for _, component := range []string{"manager", "webhook"} {
-		ref := imageRepository + "/" + component
-		if _, err := e.ctr("-n", "k8s.io", "images", "tag", ref+":"+version, ref+":"+upgradeTag); err != nil {
-			return err
-		}
-	}
-	return e.underLoad(ctx, "helm upgrade", func(ctx context.Context) error {
-		out, err := e.helm(ctx, "upgrade", releaseName, filepath.Join("charts", "switchboard"), "--reuse-values",
-			"--set", "image.tag="+upgradeTag, "--wait", "--timeout", "5m")
-		if err != nil {
-			return err
-		}
-		fmt.Printf("    helm upgrade: %s\n", firstLine(out, "STATUS:"))
-		return e.rolledOut(ctx, ":"+upgradeTag)
-	})
-}
-
 // rolledOut waits until both Deployments have every replica updated and
 // available and no pod of an older template is left, and checks every pod
-// runs an image ending in suffix.
-func (e *e2e) rolledOut(ctx context.Context, suffix string) error {
+// runs the image want gives for its component.
+func (e *e2e) rolledOut(ctx context.Context, want func(component string) string) error {
 	for _, component := range []string{"manager", "webhook"} {
 		key := client.ObjectKey{Namespace: releaseNamespace, Name: releaseName + "-" + component}
 		if err := poll.Until(ctx, component+" rolled out", pollEvery, 3*time.Minute, func() (bool, error) {
@@ -72,21 +42,21 @@ func (e *e2e) rolledOut(ctx context.Context, suffix string) error {
 			if err := e.c.Get(ctx, key, &d); err != nil {
 				return false, err
 			}
-			want := *d.Spec.Replicas
+			replicas := *d.Spec.Replicas
 			st := d.Status
-			if d.Status.ObservedGeneration != d.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
-				return false, fmt.Errorf("%d/%d updated, %d available, %d in all", st.UpdatedReplicas, want, st.AvailableReplicas, st.Replicas)
+			if d.Status.ObservedGeneration != d.Generation || st.UpdatedReplicas != replicas || st.AvailableReplicas != replicas || st.Replicas != replicas {
+				return false, fmt.Errorf("%d/%d updated, %d available, %d in all", st.UpdatedReplicas, replicas, st.AvailableReplicas, st.Replicas)
 			}
 			pods, err := e.pods(ctx, component)
 			if err != nil {
 				return false, err
 			}
-			if int32(len(pods)) != want { //nolint:gosec // a handful of pods
-				return false, fmt.Errorf("%d pods, want %d", len(pods), want)
+			if int32(len(pods)) != replicas { //nolint:gosec // a handful of pods
+				return false, fmt.Errorf("%d pods, want %d", len(pods), replicas)
 			}
 			for _, p := range pods {
-				if img := p.Spec.Containers[0].Image; !strings.HasSuffix(img, suffix) {
-					return false, fmt.Errorf("pod %s runs %s", p.Name, img)
+				if img := p.Spec.Containers[0].Image; img != want(component) {
+					return false, fmt.Errorf("pod %s runs %s, want %s", p.Name, img, want(component))
 				}
 			}
 			return true, nil
@@ -94,7 +64,7 @@ func (e *e2e) rolledOut(ctx context.Context, suffix string) error {
 			return err
 		}
 	}
-	fmt.Printf("    both Deployments rolled out: every pod runs *%s\n", suffix)
+	fmt.Printf("    both Deployments rolled out: every pod runs %s and %s\n", want("manager"), want("webhook"))
 	return nil
 }
 

@@ -38,12 +38,13 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/papers"
 )
 
-// signUpNotion signs a researcher up as seed 000 has it, with no kubectl
+// SignUp signs a researcher up as seed 000 has it, with no kubectl
 // and no connect link: the NotionSignup sample publishes its public URL,
 // the researcher opens it, allows access on the sandbox's consent page,
 // and reads the page (shown here, in Japanese, as the seed's researcher
 // asks for it). Signing up again, in English, finds the same integration.
-func (d *Demo) signUpNotion(ctx context.Context) error {
+func (d *Demo) SignUp(ctx context.Context) error {
+	Step("a researcher signs up through the NotionSignup's public URL: no kubectl, no connect link")
 	su, err := waitObject(ctx, d.C, client.ObjectKey{Namespace: Namespace, Name: NotionSignupName}, 60*time.Second,
 		func(su *v1alpha1.NotionSignup) bool {
 			return su.Status.URL != "" && meta.IsStatusConditionTrue(su.Status.Conditions, v1alpha1.ReadyCondition)
@@ -78,7 +79,7 @@ func (d *Demo) signUpNotion(ctx context.Context) error {
 	if len(list.Items) != 1 || list.Items[0].Name != NotionIntegrationName {
 		return fmt.Errorf("the sign-up made %d integrations, want one named %s", len(list.Items), NotionIntegrationName)
 	}
-	ni, err := d.waitIntegration(ctx)
+	ni, err := d.waitIntegration(ctx, NotionIntegrationName)
 	if err != nil {
 		return err
 	}
@@ -107,13 +108,12 @@ func firstLine(s string) string {
 	return first
 }
 
-// waitIntegration waits for the researcher's NotionIntegration to be
-// Ready with its database, for 60 s.
-func (d *Demo) waitIntegration(ctx context.Context) (*v1alpha1.NotionIntegration, error) {
+// waitIntegration waits for the NotionIntegration name to be Ready with its database, for 60 s.
+func (d *Demo) waitIntegration(ctx context.Context, name string) (*v1alpha1.NotionIntegration, error) {
 	var ni *v1alpha1.NotionIntegration
-	err := poll.Until(ctx, "NotionIntegration "+NotionIntegrationName+" Ready", 200*time.Millisecond, 60*time.Second, func() (bool, error) {
+	err := poll.Until(ctx, "NotionIntegration "+name+" Ready", 200*time.Millisecond, 60*time.Second, func() (bool, error) {
 		ni = &v1alpha1.NotionIntegration{}
-		if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: NotionIntegrationName}, ni); err != nil {
+		if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: name}, ni); err != nil {
 			return false, poll.Stop(err)
 		}
 		ready := ni.Status.ObservedGeneration == ni.Generation && ni.Status.DatabaseID != "" && meta.IsStatusConditionTrue(ni.Status.Conditions, v1alpha1.ReadyCondition)
@@ -127,7 +127,7 @@ func (d *Demo) waitIntegration(ctx context.Context) (*v1alpha1.NotionIntegration
 // verified with the token the webhook kept (read as a platform engineer
 // reads a Secret), then a page whose Link a person pastes, filled.
 func (d *Demo) notionEvents(ctx context.Context, sandboxURL, webhookURL string) error {
-	ni, err := d.waitIntegration(ctx)
+	ni, err := d.waitIntegration(ctx, d.Integration())
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (d *Demo) verificationToken(ctx context.Context, eventsPath string) (token,
 // still active after every answer.
 func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL string) error {
 	ni := &v1alpha1.NotionIntegration{}
-	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: NotionIntegrationName}, ni); err != nil {
+	if err := d.C.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: d.Integration()}, ni); err != nil {
 		return err
 	}
 	var auto struct {
@@ -208,7 +208,7 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 	if err := unstructured.SetNestedField(d.paperSample.Object, samplePage, "spec", "pageID"); err != nil {
 		return err
 	}
-	if err := unstructured.SetNestedField(d.paperSample.Object, NotionIntegrationName, "spec", "integrationRef", "name"); err != nil {
+	if err := unstructured.SetNestedField(d.paperSample.Object, d.Integration(), "spec", "integrationRef", "name"); err != nil {
 		return err
 	}
 	if err := d.C.Create(ctx, d.paperSample); err != nil {

@@ -69,8 +69,28 @@ type Demo struct {
 	C                      client.Client
 	SandboxURL, WebhookURL string
 	S3                     *testenv.S3
+	// Previous says the release walked is one from before NotionSignup
+	// (make e2e's previous release): the walk applies the
+	// NotionIntegration sample and connects it through its connect link,
+	// as a platform team did then, leaves out the NotionSignup sample and
+	// lists only the kinds the cluster serves.
+	Previous bool
 	// paperSample is the PaperSync sample, applied by notionAutomation.
 	paperSample *unstructured.Unstructured
+}
+
+// SampleIntegrationName is the NotionIntegration sample's name: the
+// integration a Previous walk connects.
+const SampleIntegrationName = "research"
+
+// Integration is the NotionIntegration the walk's Notion steps use: the
+// sample a Previous walk connects by its link, else the one the
+// researcher's sign-up makes.
+func (d *Demo) Integration() string {
+	if d.Previous {
+		return SampleIntegrationName
+	}
+	return NotionIntegrationName
 }
 
 // Step prints the heading of one step of a walk.
@@ -127,8 +147,13 @@ func (d *Demo) Run(ctx context.Context, extraStaged map[string]string) error {
 		return err
 	}
 
-	Step("a researcher signs up through the NotionSignup's public URL: no kubectl, no connect link")
-	if err := d.signUpNotion(ctx); err != nil {
+	if d.Previous {
+		Step("connecting the NotionIntegration sample through its connect link, as before NotionSignup")
+		err = d.browse(ctx, d.WebhookURL, "notion", SampleIntegrationName, "notion-token")
+	} else {
+		err = d.SignUp(ctx)
+	}
+	if err != nil {
 		return err
 	}
 

@@ -102,36 +102,76 @@ func (d *Demo) secrets(ctx context.Context, googleRefresh string) error {
 }
 
 func (d *Demo) applySamples(ctx context.Context) error {
-	files, err := filepath.Glob(filepath.Join("config", "samples", "switchboard_*.yaml"))
+	samples, err := readSamples()
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &u.Object); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		u.SetNamespace(Namespace)
-		if u.GetKind() == "NotionIntegration" {
+	for _, u := range samples {
+		switch {
+		case u.GetKind() == "NotionIntegration" && !d.Previous:
 			// A platform team's hand-made integration, connected by a
 			// link it hands over; the walk's researcher signs up instead.
 			fmt.Printf("    %s/%s skipped: the researcher signs up through notionsignup/%s instead\n", strings.ToLower(u.GetKind()), u.GetName(), NotionSignupName)
 			continue
-		}
-		if u.GetKind() == "PaperSync" {
+		case u.GetKind() == "NotionSignup" && d.Previous:
+			fmt.Printf("    %s/%s skipped: the release walked predates the kind\n", strings.ToLower(u.GetKind()), u.GetName())
+			continue
+		case u.GetKind() == "PaperSync":
 			// Its pageID is a placeholder: it is applied once the
 			// integration's database holds a page it can name.
 			d.paperSample = u
 			continue
 		}
 		if err := d.C.Create(ctx, u); err != nil {
-			return fmt.Errorf("apply %s: %w", f, err)
+			return fmt.Errorf("apply the %s sample: %w", u.GetKind(), err)
 		}
 		fmt.Printf("    %s/%s created\n", strings.ToLower(u.GetKind()), u.GetName())
 	}
 	return nil
+}
+
+// ApplySample applies the sample of kind, as applySamples would have,
+// changed first by change when it is set.
+func (d *Demo) ApplySample(ctx context.Context, kind string, change func(*unstructured.Unstructured) error) error {
+	samples, err := readSamples()
+	if err != nil {
+		return err
+	}
+	for _, u := range samples {
+		if u.GetKind() == kind {
+			if change != nil {
+				if err := change(u); err != nil {
+					return err
+				}
+			}
+			if err := d.C.Create(ctx, u); err != nil {
+				return fmt.Errorf("apply the %s sample: %w", kind, err)
+			}
+			fmt.Printf("    %s/%s created\n", strings.ToLower(kind), u.GetName())
+			return nil
+		}
+	}
+	return fmt.Errorf("config/samples has no %s", kind)
+}
+
+// readSamples reads config/samples' objects, each in the walk's namespace.
+func readSamples() ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join("config", "samples", "switchboard_*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		u.SetNamespace(Namespace)
+		out = append(out, u)
+	}
+	return out, nil
 }

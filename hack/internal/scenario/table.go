@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -43,7 +44,9 @@ func (d *Demo) CheckTable(ctx context.Context, extra map[string]string) error {
 	for _, kind := range v1alpha1.Kinds() {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
-		if err := d.C.List(ctx, list); err != nil {
+		if err := d.C.List(ctx, list); meta.IsNoMatchError(err) && d.Previous {
+			continue // a kind the previous release does not have
+		} else if err != nil {
 			return err
 		}
 		for _, o := range list.Items {
