@@ -102,7 +102,7 @@ envtest: setup-envtest ## Obtain kube-apiserver and etcd for tests (cached in th
 	@SETUP_ENVTEST=$(SETUP_ENVTEST) ./hack/envtest.sh >/dev/null
 
 .PHONY: chart
-chart: manifests ## Copy the CRDs and RBAC rules into charts/switchboard and regenerate its values table.
+chart: manifests helm ## Copy the CRDs and RBAC rules into charts/switchboard and regenerate its values table.
 	go run ./hack/chartgen
 
 .PHONY: test
@@ -241,9 +241,16 @@ versitygw: | $(LOCALBIN) ## Install versitygw (the S3 server of tests and the de
 	@path=$$(./hack/tool.sh versitygw github.com/versity/versitygw/cmd/versitygw $(VERSITYGW_VERSION)) && ln -sf "$$path" $(VERSITYGW)
 
 # helm, ko and crane are built once into the user's cache, like versitygw.
+# helm is stamped, as helm's own release build is, with the Kubernetes
+# version it assumes when no cluster is asked (helm template, helm lint):
+# a plain go install assumes v1.20.0, below the chart's kubeVersion. The
+# version is the one the tests run.
+HELM_K8S_MINOR = $(word 2,$(subst ., ,$(ENVTEST_K8S_VERSION)))
+HELM_LDFLAGS = $(foreach p,pkg/chartutil pkg/lint/rules,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=$(HELM_K8S_MINOR))
+
 .PHONY: helm
 helm: | $(LOCALBIN) ## Install helm (renders and lints the chart in tests) into ./bin.
-	@path=$$(./hack/tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)) && ln -sf "$$path" $(HELM)
+	@path=$$(TOOL_LDFLAGS="$(HELM_LDFLAGS)" ./hack/tool.sh helm helm.sh/helm/v3/cmd/helm $(HELM_VERSION)) && ln -sf "$$path" $(HELM)
 
 .PHONY: cosign
 cosign: | $(LOCALBIN) ## Install cosign (signs, attests and verifies the release) into ./bin.

@@ -21,7 +21,13 @@ name=$1 pkg=$2 version=$3
 
 log() { echo "tool.sh: $*" >&2; }
 
-dir="${XDG_CACHE_HOME:-$HOME/.cache}/switchboard/tools/$name-$version"
+# TOOL_LDFLAGS are extra -ldflags (helm's build stamps the Kubernetes
+# version it assumes, as helm's own Makefile does); a build with them is
+# cached apart from one without, under a hash of them.
+ldflags=${TOOL_LDFLAGS:-}
+suffix=
+if [[ -n "$ldflags" ]]; then suffix=-$(printf '%s' "$ldflags" | sha256sum | cut -c1-8); fi
+dir="${XDG_CACHE_HOME:-$HOME/.cache}/switchboard/tools/$name-$version$suffix"
 bin="$dir/$name"
 if [[ -x "$bin" ]]; then
   echo "$bin"
@@ -37,7 +43,7 @@ log "building $pkg@$version (once; cached in $dir)"
 # checkout must not leak into the tool's build. -trimpath and -s keep the
 # binary reproducible and small.
 if ! (cd "$work" && GOBIN="$work" GOWORK=off GOFLAGS=-mod=mod \
-      go install -trimpath -ldflags=-s "$pkg@$version" >"$work/build.log" 2>&1); then
+      go install -trimpath -ldflags="-s $ldflags" "$pkg@$version" >"$work/build.log" 2>&1); then
   cat "$work/build.log" >&2
   log "building $pkg@$version failed"
   exit 1

@@ -31,7 +31,7 @@ import (
 )
 
 // The chart's metadata for Artifact Hub (https://artifacthub.io/docs/topics/annotations/helm/)
-// is the tail of Chart.yaml, from the line starting
+// and its kubeVersion are the tail of Chart.yaml, from the line starting
 // with metadataBegin to the end; the hand-written head above it is left
 // alone. Every value is derived from its source, so `make verify` fails
 // when a source changed and `make chart` did not run.
@@ -61,6 +61,7 @@ type chartHead struct {
 	Version     string            `json:"version"`
 	AppVersion  string            `json:"appVersion"`
 	Home        string            `json:"home"`
+	KubeVersion string            `json:"kubeVersion"`
 	Annotations map[string]string `json:"annotations"`
 }
 
@@ -112,9 +113,12 @@ func checkChartMetadata(s sources) error {
 	return fmt.Errorf("%s is stale (%s differ from their sources): run `make chart`", chartPath, strings.Join(stale, ", "))
 }
 
-// staleKeys lists the annotations whose values differ.
+// staleKeys lists kubeVersion and the annotations whose values differ.
 func staleKeys(have, want map[string]any) []string {
 	var stale []string
+	if fmt.Sprint(have["kubeVersion"]) != fmt.Sprint(want["kubeVersion"]) {
+		stale = append(stale, "kubeVersion")
+	}
 	ha, _ := have["annotations"].(map[string]any)
 	wa, _ := want["annotations"].(map[string]any)
 	keys := map[string]bool{}
@@ -156,8 +160,8 @@ func metadataTail(s sources, headText string) (string, error) {
 	if err := yaml.Unmarshal([]byte(headText), &head); err != nil {
 		return "", fmt.Errorf("%s: %w", chartPath, err)
 	}
-	if head.Annotations != nil {
-		return "", fmt.Errorf("%s: the annotations are generated below the notice; remove them from the hand-written part", chartPath)
+	if head.KubeVersion != "" || head.Annotations != nil {
+		return "", fmt.Errorf("%s: kubeVersion and annotations are generated below the notice; remove them from the hand-written part", chartPath)
 	}
 	if head.Version == "" || head.AppVersion == "" || head.Home == "" {
 		return "", fmt.Errorf("%s: version, appVersion and home are needed", chartPath)
@@ -171,6 +175,7 @@ func metadataTail(s sources, headText string) (string, error) {
 		return "", err
 	}
 	doc := &yamlv3.Node{Kind: yamlv3.MappingNode}
+	addPair(doc, "kubeVersion", kubeVersion(k8s), 0)
 	m := &yamlv3.Node{Kind: yamlv3.MappingNode}
 	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		style := yamlv3.Style(0)
@@ -186,7 +191,11 @@ func metadataTail(s sources, headText string) (string, error) {
 	if err := enc.Encode(doc); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("# %s\n", fmt.Sprintf(generatedNotice, metadataSources)) + b.String(), nil
+	notice := fmt.Sprintf("# %s\n", fmt.Sprintf(generatedNotice, metadataSources)) +
+		fmt.Sprintf("# kubeVersion: from the Kubernetes the tests run (ENVTEST_K8S_VERSION %s in the\n", k8s) +
+		"# Makefile, the table in docs/versioning.md): that minor and later; \"-0\"\n" +
+		"# admits providers' builds such as 1.37.2-eks-1.\n"
+	return notice + b.String(), nil
 }
 
 // annotations derives every Artifact Hub annotation.
@@ -247,7 +256,7 @@ func addPair(m *yamlv3.Node, key, value string, style yamlv3.Style) {
 }
 
 // testedKubernetes is the Kubernetes version the tests run: the Makefile's
-// ENVTEST_K8S_VERSION.
+// ENVTEST_K8S_VERSION, which docs/versioning.md's table must name too.
 func testedKubernetes(root string) (string, error) {
 	v, err := makefileVar(root, "ENVTEST_K8S_VERSION")
 	if err != nil {
@@ -256,7 +265,21 @@ func testedKubernetes(root string) (string, error) {
 	if !regexp.MustCompile(`^1\.\d+\.\d+$`).MatchString(v) {
 		return "", fmt.Errorf("the Makefile's ENVTEST_K8S_VERSION %q is not 1.MINOR.PATCH", v)
 	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "versioning.md")) //nolint:gosec // a file of this repository
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(string(doc), "kube-apiserver "+v) {
+		return "", fmt.Errorf("docs/versioning.md's table of tested versions does not name kube-apiserver %s (the Makefile's ENVTEST_K8S_VERSION): update them together", v)
+	}
 	return v, nil
+}
+
+// kubeVersion admits the tested minor and every later one: no version the
+// tests never ran is promised.
+func kubeVersion(tested string) string {
+	minor := tested[:strings.LastIndex(tested, ".")]
+	return ">=" + minor + ".0-0"
 }
 
 // makefileVar reads `NAME ?= value` from the Makefile.

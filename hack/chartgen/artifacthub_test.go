@@ -56,6 +56,7 @@ func TestTheAnnotationsAreInArtifactHubsShape(t *testing.T) {
 	s := repoSources(t)
 	var chart struct {
 		AppVersion  string            `json:"appVersion"`
+		KubeVersion string            `json:"kubeVersion"`
 		Annotations map[string]string `json:"annotations"`
 	}
 	if err := yaml.Unmarshal([]byte(readTestFile(t, chartYAML(s.root))), &chart); err != nil {
@@ -90,8 +91,8 @@ func TestTheAnnotationsAreInArtifactHubsShape(t *testing.T) {
 			t.Errorf("change %+v: not an Artifact Hub kind, or no description", c)
 		}
 	}
-	if a["artifacthub.io/license"] != "Apache-2.0" || a["artifacthub.io/operator"] != "true" {
-		t.Errorf("license %q, operator %q", a["artifacthub.io/license"], a["artifacthub.io/operator"])
+	if chart.KubeVersion != ">=1.37.0-0" || a["artifacthub.io/license"] != "Apache-2.0" || a["artifacthub.io/operator"] != "true" {
+		t.Errorf("kubeVersion %q, license %q, operator %q", chart.KubeVersion, a["artifacthub.io/license"], a["artifacthub.io/operator"])
 	}
 }
 
@@ -129,6 +130,14 @@ func TestTheCheckFailsWhenASourceChanges(t *testing.T) {
 			},
 			stale: []string{"artifacthub.io/images"},
 			after: "image: registry.example.com/sb/manager:",
+		},
+		"the tested Kubernetes moved": {
+			change: func(t *testing.T, root string) {
+				edit(t, filepath.Join(root, "Makefile"), "ENVTEST_K8S_VERSION ?= 1.37.1", "ENVTEST_K8S_VERSION ?= 1.38.2")
+				edit(t, filepath.Join(root, "docs", "versioning.md"), "kube-apiserver 1.37.1", "kube-apiserver 1.38.2")
+			},
+			stale: []string{"kubeVersion"},
+			after: "kubeVersion: '>=1.38.0-0'",
 		},
 		"a pre-release version of the chart": {
 			change: func(t *testing.T, root string) {
@@ -197,7 +206,7 @@ func copyRepo(t *testing.T, from string) string {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"CHANGELOG.md", "LICENSE", "Makefile"} {
+	for _, f := range []string{"CHANGELOG.md", "LICENSE", "Makefile", filepath.Join("docs", "versioning.md")} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(to, f)), 0o750); err != nil {
 			t.Fatal(err)
 		}
