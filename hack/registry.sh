@@ -13,6 +13,9 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$work/registry"
+# Created before the server starts: the loop below may read it before the
+# background shell's redirection has.
+: >"$work/registry.log"
 "$CRANE" registry serve --address 127.0.0.1:0 --disk "$work/registry" >"$work/registry.log" 2>&1 &
 registry_pid=$!
 reg=
