@@ -25,6 +25,19 @@ limitations under the License.
 //     (`ctr -n k8s.io images import`) takes as the image's name before
 //     ref.name, as `docker save` writes it.
 //
+// The one manifest index.json lists may be an image or an image index
+// (a multi-platform image, hack/images.sh): both loaders name what that
+// descriptor points at, and take the platform they run on from the index.
+// A layout listing more than one manifest is refused: podman load refuses
+// it ("more than one image"), and one name on two images would tag only
+// one of them.
+//
+// It also removes the org.opencontainers.image.base.* annotations ko
+// writes (base.go): they name the loopback registry hack/images.sh built
+// on, at a random port, which no reader can pull from and which would
+// change the images' digests from one build of the same commit to the
+// next. The manifests that held them are rewritten under new digests.
+//
 // Usage: ocitag LAYOUT_DIR REGISTRY/REPOSITORY:TAG
 package main
 
@@ -40,6 +53,15 @@ const (
 	refName        = "org.opencontainers.image.ref.name"
 	containerdName = "io.containerd.image.name"
 )
+
+// named are the media types a loader names: OCI's and Docker's image
+// manifest and image index.
+var named = map[string]bool{
+	"application/vnd.oci.image.manifest.v1+json":                true,
+	"application/vnd.oci.image.index.v1+json":                   true,
+	"application/vnd.docker.distribution.manifest.v2+json":      true,
+	"application/vnd.docker.distribution.manifest.list.v2+json": true,
+}
 
 func main() {
 	if len(os.Args) != 3 || !strings.Contains(os.Args[2], ":") {
@@ -64,21 +86,32 @@ func tag(dir, ref string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	manifests, _ := index["manifests"].([]any)
-	if len(manifests) == 0 {
-		return fmt.Errorf("%s lists no manifest", path)
+	if len(manifests) != 1 {
+		return fmt.Errorf("%s lists %d manifests, want one image or image index", path, len(manifests))
 	}
-	for _, m := range manifests {
-		desc, ok := m.(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s: a manifest is not an object", path)
-		}
-		ann, _ := desc["annotations"].(map[string]any)
-		if ann == nil {
-			ann = map[string]any{}
-		}
-		ann[refName], ann[containerdName] = ref, ref
-		desc["annotations"] = ann
+	desc, ok := manifests[0].(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: the manifest is not an object", path)
 	}
+	if mt, _ := desc["mediaType"].(string); !named[mt] {
+		return fmt.Errorf("%s lists a %q, not an image or image index", path, mt)
+	}
+	dropAnnotations(desc)
+	replaced := map[string]bool{}
+	if err := unbase(dir, desc, replaced); err != nil {
+		return err
+	}
+	for old := range replaced {
+		if err := os.Remove(old); err != nil {
+			return err
+		}
+	}
+	ann, _ := desc["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[refName], ann[containerdName] = ref, ref
+	desc["annotations"] = ann
 	out, err := json.Marshal(index)
 	if err != nil {
 		return err
