@@ -18,6 +18,9 @@ limitations under the License.
 // a tarball kubectl-switchboard_<version>_<os>_<arch>.tar.gz holding the
 // binary (CGO_ENABLED=0, -trimpath, its version set with -ldflags), the
 // plugin's docs as README.md and the LICENSE when the repository has one;
+// beside each tarball its binary's SBOM kubectl-switchboard_<version>_<os>_<arch>.spdx.json
+// (SPDX 2.3 JSON, sbom.go: every module and the toolchain from the
+// binary's build info, and the git revision it was built from);
 // a sha256sums.txt of the tarballs (`sha256sum -c` reads it); and the krew
 // plugin manifest switchboard.yaml with each tarball's URL and sha256
 // (krew's manifest format: apiVersion krew.googlecontainertools.github.com/v1alpha2).
@@ -26,6 +29,11 @@ limitations under the License.
 // dated SOURCE_DATE_EPOCH (the Makefile passes the commit's time).
 //
 // Usage: release --version v0.1.0 --out dist/release [--platforms linux/amd64,...] [--base-url URL]
+//
+//	release sbom --binary FILE --out FILE.spdx.json --name NAME [--version V]
+//	        [--image REPOSITORY:TAG --digest sha256:… --platform os/arch]
+//
+// writes one binary's SBOM (hack/images.sh, for each image's platform).
 package main
 
 import (
@@ -140,7 +148,10 @@ func build(ctx context.Context, o Options, p Platform, docs, license []byte) (Ar
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	bin := filepath.Join(tmp, Binary)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+o.Version, "-o", bin, "./cmd/"+Binary)
+	// -buildvcs=true: the binary names the revision it was built from
+	// (vcs.revision, vcs.time, vcs.modified), and its SBOM with it; outside
+	// a git checkout the build fails rather than leave them out.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=true", "-ldflags", "-s -w -X main.version="+o.Version, "-o", bin, "./cmd/"+Binary)
 	cmd.Dir = o.Root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -158,9 +169,14 @@ func build(ctx context.Context, o Options, p Platform, docs, license []byte) (Ar
 	if err != nil {
 		return Archive{}, err
 	}
-	name := fmt.Sprintf("%s_%s_%s_%s.tar.gz", Binary, o.Version, p.OS, p.Arch)
+	base := fmt.Sprintf("%s_%s_%s_%s", Binary, o.Version, p.OS, p.Arch)
+	name := base + ".tar.gz"
 	if err := os.WriteFile(filepath.Join(o.Out, name), tgz, 0o644); err != nil {
 		return Archive{}, err
+	}
+	s := Subject{Name: base, Binary: Binary, Version: o.Version, Created: o.Date}
+	if err := WriteSBOM(bin, filepath.Join(o.Out, base+".spdx.json"), s); err != nil {
+		return Archive{}, fmt.Errorf("SBOM: %w", err)
 	}
 	sum := sha256.Sum256(tgz)
 	return Archive{Platform: p, Name: name, SHA256: hex.EncodeToString(sum[:])}, nil
@@ -256,6 +272,13 @@ func manifest(o Options, archives []Archive) ([]byte, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sbom" {
+		if err := sbomMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "release sbom:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var o Options
 	var platforms string
 	flag.StringVar(&o.Version, "version", "", "the release's version, a semantic version with a v")
@@ -295,6 +318,7 @@ func main() {
 	}
 	for _, a := range archives {
 		fmt.Println(filepath.Join(o.Out, a.Name))
+		fmt.Println(filepath.Join(o.Out, strings.TrimSuffix(a.Name, ".tar.gz")+".spdx.json"))
 	}
 	fmt.Println(filepath.Join(o.Out, "sha256sums.txt"))
 	fmt.Println(filepath.Join(o.Out, PluginName+".yaml"))

@@ -115,6 +115,31 @@ func TestTheManifestNamesTheTarballThatHoldsThePlugin(t *testing.T) {
 	if err != nil || !strings.Contains(string(version), "v0.0.0-test.1") {
 		t.Errorf("kubectl-switchboard --version: %q, %v", version, err)
 	}
+	sbomDescribes(t, filepath.Join(out, strings.TrimSuffix(name, ".tar.gz")+".spdx.json"), bin.data)
+}
+
+// sbomDescribes checks the SBOM at path describes exe, built from the
+// checkout's HEAD with the VCS stamp on.
+func sbomDescribes(t *testing.T, path string, exe []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no SBOM beside the tarball: %v", err)
+	}
+	d := decode(t, b)
+	sum := sha256.Sum256(exe)
+	if p := d.Packages[0]; p.Name != Binary || len(p.Checksums) != 1 || p.Checksums[0].ChecksumValue != hex.EncodeToString(sum[:]) {
+		t.Errorf("the SBOM's first package %+v is not the tarball's binary", p)
+	}
+	// The revision is HEAD, or one of its ancestors when a commit lands
+	// in the checkout while the test builds.
+	rev, ok := strings.CutPrefix(d.Packages[1].DownloadLocation, "git+https://github.com/switchboard-dev/switchboard@")
+	if !ok || len(rev) != 40 {
+		t.Fatalf("the main module's download location %q names no revision", d.Packages[1].DownloadLocation)
+	}
+	if out, err := exec.CommandContext(t.Context(), "git", "merge-base", "--is-ancestor", rev, "HEAD").CombinedOutput(); err != nil {
+		t.Errorf("revision %s is not HEAD or an ancestor: %v %s", rev, err, out)
+	}
 }
 
 // untar reads a tarball's regular files by name.
