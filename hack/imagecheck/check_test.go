@@ -40,6 +40,15 @@ var (
 	}
 )
 
+// TestMain removes the binary release built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		_ = os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
+}
+
 // release builds hack/release as a release binary is built (static,
 // -trimpath, the VCS stamp on) and has it write its own SBOM as the
 // image of digest, once for every test: a real binary with real modules,
