@@ -45,8 +45,10 @@ mkdir -p "$tmp/src"
 git archive "$full" | tar -x -C "$tmp/src"
 mkdir -p "$tmp/out"
 cp -r "$tmp/src/charts/switchboard" "$tmp/out/chart"
-# COMMIT's own script, with this machine's tools: its images as it built them.
-(cd "$tmp/src" && KO="$KO" CRANE="$CRANE" OUT="$tmp/out/images" REPOSITORY="$PREVIOUS_REPOSITORY" ./hack/images.sh)
+# COMMIT's own script, with this machine's tools: its images as it built
+# them. BUILDVCS=false: the archive has no .git to stamp from (scripts from
+# before the VCS stamp ignore it).
+(cd "$tmp/src" && BUILDVCS=false KO="$KO" CRANE="$CRANE" OUT="$tmp/out/images" REPOSITORY="$PREVIOUS_REPOSITORY" ./hack/images.sh)
 echo "$full" >"$tmp/out/commit"
 rm -rf "$dir"
 mv "$tmp/out" "$dir"
