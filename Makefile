@@ -94,8 +94,9 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint actionlint ## Run golangci-lint, and actionlint on the release workflow (.github/workflows).
 	$(GOLANGCI_LINT) run
+	$(ACTIONLINT)
 
 .PHONY: envtest
 envtest: setup-envtest ## Obtain kube-apiserver and etcd for tests (cached in the user's cache directory).
