@@ -227,10 +227,11 @@ func annotations(s sources, head chartHead, k8s string) (map[string]string, erro
 		"artifacthub.io/prerelease":           fmt.Sprint(strings.Contains(head.Version, "-")),
 		"artifacthub.io/crdsExamples":         examples,
 	}
-	// The key `make release` signs with is published beside the release's
-	// other files; Artifact Hub shows where to fetch it.
-	signKey := map[string]string{"url": fmt.Sprintf("%s/releases/download/v%s/cosign.pub", head.Home, head.AppVersion)}
-	for k, v := range map[string]any{"images": imgs, "crds": cards, "changes": changes, "signKey": signKey} {
+	// No artifacthub.io/signKey: the hosted release signs keyless
+	// (Sigstore's certificate names the workflow), so there is no public
+	// key to point at; Artifact Hub finds a cosign signature on an OCI
+	// chart by itself.
+	for k, v := range map[string]any{"images": imgs, "crds": cards, "changes": changes} {
 		if ann["artifacthub.io/"+k], err = yamlString(v); err != nil {
 			return nil, err
 		}
