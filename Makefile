@@ -158,6 +158,7 @@ RELEASE_PLATFORMS ?= linux/amd64,linux/arm64
 
 .PHONY: release
 release: ko crane cosign helm qemu | $(LOCALBIN) ## Build the release into dist/release: plugin tarballs, multi-arch image indexes, SBOMs, chart, signatures, provenance, checksums, krew manifest.
+	rm -rf $(RELEASE_DIR)
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/release --version $(PLUGIN_VERSION) --out $(RELEASE_DIR)
 	KO=$(KO) CRANE=$(CRANE) OUT=$(RELEASE_DIR)/images SBOM_OUT=$(RELEASE_DIR)/sbom PLATFORMS=$(RELEASE_PLATFORMS) ./hack/images.sh
 	CRANE=$(CRANE) DIR=$(RELEASE_DIR)/images SBOM_DIR=$(RELEASE_DIR)/sbom PLATFORMS=$(RELEASE_PLATFORMS) CLI_DIR=$(RELEASE_DIR) QEMU_AARCH64=$(QEMU_AARCH64) ./hack/check-images.sh
