@@ -23,20 +23,30 @@ limitations under the License.
 //     kube-scheduler, kubelet and kube-proxy (hack/envtest.sh node), and
 //     containerd with runc and the bridge CNI plugin (Debian's packages),
 //     as processes with their state and logs in the work directory;
-//   - the pause image and Switchboard's images imported into containerd
+//   - the pause image, the current release's images (make release) and
+//     the previous release's (hack/e2e/previous-release.sh: an earlier
+//     commit of main built from git) imported into containerd
 //     (ctr -n k8s.io images import);
 //   - the sandbox and versitygw on the host, on the bridge address pods
 //     reach (docs/e2e.md says why not as pods);
-//   - helm install of charts/switchboard, both Deployments Available
-//     through their probes, one SlideStock Ready and the webhook's JSON
-//     404 through the Service's ClusterIP (kube-proxy's rules);
-//   - make demo's walk through every kind (hack/internal/scenario), every
-//     request through the webhook Service's node port;
-//   - helm upgrade to a new tag, the manager leader's loss, a webhook
-//     Pod's eviction, uninstall and install again, each under a load
-//     whose accepted events must land exactly once (ops.go and a file
-//     each: upgrade.go, leaderloss.go, webhookloss.go, reinstall.go;
-//     load.go);
+//   - the release namespace enforcing Pod Security restricted, shown
+//     refusing a root pod (previous.go);
+//   - helm install of the previous release there, both Deployments
+//     Available through their probes, one SlideStock Ready and the
+//     webhook's JSON 404 through the Service's ClusterIP (kube-proxy's
+//     rules);
+//   - make demo's walk through every kind the previous release has
+//     (hack/internal/scenario), every request through the webhook
+//     Service's node port;
+//   - the current release served by a loopback registry, its chart's and
+//     images' signatures and provenance verified with cosign (publish.go);
+//   - helm upgrade to the signed chart by digest, the manager leader's
+//     loss, a webhook Pod's eviction, uninstall and install again, each
+//     under a load whose accepted events must land exactly once (ops.go
+//     and a file each: previous.go, leaderloss.go, webhookloss.go,
+//     reinstall.go; load.go); after the upgrade every object of the
+//     previous release is kept unchanged and the new kind is signed up
+//     through (walk.go);
 //   - the tear-down, then a comparison of the host's processes, mounts,
 //     cgroups, network namespaces, firewall rules, links, routes, sysctls
 //     and default state paths with a listing taken before the run: any
@@ -62,6 +72,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
+	"github.com/switchboard-dev/switchboard/internal/signed"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -77,8 +88,9 @@ type e2e struct {
 	// and installs from a loopback registry.
 	previous, release string
 	// chart is where the current chart is installed from: the loopback
-	// registry by digest once publish has verified it.
-	chart chartRef
+	// registry by digest once publish has verified it; registry serves it.
+	chart    chartRef
+	registry *signed.Registry
 	keep  bool
 
 	before hostState

@@ -52,6 +52,11 @@ func (e *e2e) teardown() error {
 			fmt.Printf("    pods not all gone through kubelet (%v); killing what is left\n", err)
 		}
 	}
+	if e.registry != nil {
+		if err := e.registry.Close(); err != nil {
+			fmt.Printf("    the loopback registry: %v\n", err)
+		}
+	}
 	for _, n := range []string{"kube-proxy", "kubelet", "containerd"} {
 		if pr := e.procs[n]; pr != nil {
 			pr.Stop(20 * time.Second)
