@@ -91,7 +91,7 @@ type e2e struct {
 	// registry by digest once publish has verified it; registry serves it.
 	chart    chartRef
 	registry *signed.Registry
-	keep  bool
+	keep     bool
 
 	before hostState
 	procs  map[string]*local.Process

@@ -74,7 +74,7 @@ func (e *e2e) restricted(ctx context.Context) error {
 	bad := probePod(false)
 	err := e.c.Create(ctx, bad, client.DryRunAll)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "violates PodSecurity") {
-		return fmt.Errorf("a root pod in %s: got %v, want refused by PodSecurity", releaseNamespace, err)
+		return fmt.Errorf("a root pod in %s: got %w, want refused by PodSecurity", releaseNamespace, err)
 	}
 	fmt.Printf("    a root pod is refused: %s\n", firstLine(err.Error(), ""))
 	if err := e.c.Create(ctx, probePod(true), client.DryRunAll); err != nil {
