@@ -158,16 +158,7 @@ func main() {
 	if runErr != nil {
 		fmt.Fprintf(os.Stderr, "\ne2e FAILED: %v\nlogs: %s\n", runErr, e.p.logs())
 	}
-	scenario.Step("tearing down")
-	t := time.Now()
-	downErr := e.teardown()
-	e.timings = append(e.timings, timing{"tear-down and host check", time.Since(t)})
-	e.printTimings(start)
-	if downErr != nil {
-		fmt.Fprintf(os.Stderr, "tear-down FAILED: %v\n(the listing from before stays in %s for 'make e2e-down')\n", downErr, e.p.work)
-	} else {
-		_ = os.Remove(e.p.at("host-before.json"))
-	}
+	downErr := e.tearDownTimed(start)
 	if runErr != nil {
 		// Again last: CI shows a run's tail, and the cause scrolled away
 		// behind the tear-down's lines.
@@ -177,6 +168,23 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("e2e passed")
+}
+
+// tearDownTimed tears down, records how long it took and prints every
+// step's time since start; the listing from before the run stays for
+// 'make e2e-down' if the tear-down failed.
+func (e *e2e) tearDownTimed(start time.Time) error {
+	scenario.Step("tearing down")
+	t := time.Now()
+	err := e.teardown()
+	e.timings = append(e.timings, timing{"tear-down and host check", time.Since(t)})
+	e.printTimings(start)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tear-down FAILED: %v\n(the listing from before stays in %s for 'make e2e-down')\n", err, e.p.work)
+	} else {
+		_ = os.Remove(e.p.at("host-before.json"))
+	}
+	return err
 }
 
 // printTimings prints each step's duration and the run's since start.

@@ -198,23 +198,9 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 		"url": webhookURL + ni.Status.WebhookPath, "trigger": "property_edited", "properties": []string{"Link"}}, &auto); err != nil {
 		return fmt.Errorf("add the automation: %w", err)
 	}
-	// The PaperSync sample, as a person would apply it by hand: its pageID
-	// names a page of the integration's database, its integrationRef the
-	// integration.
-	samplePage, err := AddPage(sandboxURL, ni.Status.DatabaseID, ArxivLink)
-	if err != nil {
+	if err := d.applyPaperSample(ctx, sandboxURL, ni.Status.DatabaseID); err != nil {
 		return err
 	}
-	if err := unstructured.SetNestedField(d.paperSample.Object, samplePage, "spec", "pageID"); err != nil {
-		return err
-	}
-	if err := unstructured.SetNestedField(d.paperSample.Object, d.Integration(), "spec", "integrationRef", "name"); err != nil {
-		return err
-	}
-	if err := d.C.Create(ctx, d.paperSample); err != nil {
-		return fmt.Errorf("apply the PaperSync sample: %w", err)
-	}
-	fmt.Printf("    papersync/%s created for page %s\n", d.paperSample.GetName(), samplePage)
 	empty, err := AddPage(sandboxURL, ni.Status.DatabaseID, "")
 	if err != nil {
 		return err
@@ -249,6 +235,27 @@ func (d *Demo) notionAutomation(ctx context.Context, sandboxURL, webhookURL stri
 		fmt.Printf("    automation delivery answered %d: %s\n", del.Status, strings.TrimSpace(del.Body))
 	}
 	fmt.Println("    the automation is still active")
+	return nil
+}
+
+// applyPaperSample applies the PaperSync sample as a person would by
+// hand: its pageID names a new page of the integration's database
+// (databaseID), its integrationRef the integration.
+func (d *Demo) applyPaperSample(ctx context.Context, sandboxURL, databaseID string) error {
+	samplePage, err := AddPage(sandboxURL, databaseID, ArxivLink)
+	if err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(d.paperSample.Object, samplePage, "spec", "pageID"); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(d.paperSample.Object, d.Integration(), "spec", "integrationRef", "name"); err != nil {
+		return err
+	}
+	if err := d.C.Create(ctx, d.paperSample); err != nil {
+		return fmt.Errorf("apply the PaperSync sample: %w", err)
+	}
+	fmt.Printf("    papersync/%s created for page %s\n", d.paperSample.GetName(), samplePage)
 	return nil
 }
 

@@ -131,61 +131,47 @@ func (d *Demo) Run(ctx context.Context, extraStaged map[string]string) error {
 	if err != nil {
 		return err
 	}
-
-	Step("creating the Secrets the samples refer to, in namespace %q", Namespace)
-	if err := d.secrets(ctx, refreshToken); err != nil {
-		return err
+	web := func(f func(context.Context, string, string) error) func(context.Context) error {
+		return func(ctx context.Context) error { return f(ctx, d.SandboxURL, d.WebhookURL) }
 	}
-
-	Step("applying config/samples")
-	if err := d.applySamples(ctx); err != nil {
-		return err
+	// Each step with its heading; a step with none prints its own.
+	steps := []struct {
+		heading string
+		run     func(context.Context) error
+	}{
+		{fmt.Sprintf("creating the Secrets the samples refer to, in namespace %q", Namespace),
+			func(ctx context.Context) error { return d.secrets(ctx, refreshToken) }},
+		{"applying config/samples", d.applySamples},
+		{"stocking slides from all three providers, and one that does not exist", d.slides},
+		{"", d.connectNotion},
+		{"Notion's connection webhook, with no Automation: subscribe, verify, paste a link", web(d.notionEvents)},
+		{"a Notion database automation's \"Send webhook\" posts the page with its Link", web(d.notionAutomation)},
+		{"checking the webhook server's guards", func(context.Context) error { return checkWebhook(d.WebhookURL) }},
+		{"", web(d.calendar)},
+		{"", web(d.sheets)},
+		{"", d.receive},
 	}
-
-	Step("stocking slides from all three providers, and one that does not exist")
-	if err := d.slides(ctx); err != nil {
-		return err
+	for _, s := range steps {
+		if s.heading != "" {
+			Step("%s", s.heading)
+		}
+		if err := s.run(ctx); err != nil {
+			return err
+		}
 	}
-
-	if d.Previous {
-		Step("connecting the NotionIntegration sample through its connect link, as before NotionSignup")
-		err = d.browse(ctx, d.WebhookURL, "notion", SampleIntegrationName, "notion-token")
-	} else {
-		err = d.SignUp(ctx)
-	}
-	if err != nil {
-		return err
-	}
-
-	Step("Notion's connection webhook, with no Automation: subscribe, verify, paste a link")
-	if err := d.notionEvents(ctx, d.SandboxURL, d.WebhookURL); err != nil {
-		return err
-	}
-
-	Step("a Notion database automation's \"Send webhook\" posts the page with its Link")
-	if err := d.notionAutomation(ctx, d.SandboxURL, d.WebhookURL); err != nil {
-		return err
-	}
-
-	Step("checking the webhook server's guards")
-	if err := checkWebhook(d.WebhookURL); err != nil {
-		return err
-	}
-
-	if err := d.calendar(ctx, d.SandboxURL, d.WebhookURL); err != nil {
-		return err
-	}
-
-	if err := d.sheets(ctx, d.SandboxURL, d.WebhookURL); err != nil {
-		return err
-	}
-
-	if err := d.receive(ctx); err != nil {
-		return err
-	}
-
 	Step("every Switchboard object is Ready but the staged ones")
 	return d.CheckTable(ctx, extraStaged)
+}
+
+// connectNotion connects the walk's Notion workspace: the researcher
+// signs up, or, on a Previous release, the NotionIntegration sample is
+// connected through its connect link as platform teams did then.
+func (d *Demo) connectNotion(ctx context.Context) error {
+	if !d.Previous {
+		return d.SignUp(ctx)
+	}
+	Step("connecting the NotionIntegration sample through its connect link, as before NotionSignup")
+	return d.browse(ctx, d.WebhookURL, "notion", SampleIntegrationName, "notion-token")
 }
 
 // waitObject reads the object at key until ok says yes; an object not
