@@ -98,21 +98,9 @@ func (s *session) connect(ctx context.Context, t target, open, reconnect bool) e
 		return fmt.Errorf("%s has no connect link yet: status.connectSecretName is empty, so its controller has not minted one. "+
 			"Is the manager running, and does it watch namespace %s? %s", t, t.key.Namespace, readySays(obj))
 	}
-	var sec corev1.Secret
-	err = s.client.Get(ctx, types.NamespacedName{Namespace: t.key.Namespace, Name: cs.ConnectSecretName}, &sec)
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("the connect Secret %s that %s's status.connectSecretName names does not exist: its controller mints it again when it next reconciles "+
-			"(%s reconcile %s)", cs.ConnectSecretName, t, Name, t)
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("you may not read the connect Secret %s in namespace %s: connect needs get on secrets there, since the link is a capability", cs.ConnectSecretName, t.key.Namespace)
-	case err != nil:
-		return fmt.Errorf("get the connect Secret %s: %w", cs.ConnectSecretName, err)
-	}
-	link := string(sec.Data[oauth.ConnectURLKey])
-	if link == "" {
-		return fmt.Errorf("the connect Secret %s holds a token but no link (key %q): the manager does not know the webhook server's public URL. "+
-			"Set the manager's --public-url (the chart's publicURL, or webhook.ingress.host)", cs.ConnectSecretName, oauth.ConnectURLKey)
+	link, err := s.connectLink(ctx, t, cs.ConnectSecretName)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintln(s.out(), link)
 	res := &oauth.Resource{Object: obj, Connect: *cs}
@@ -135,6 +123,28 @@ func (s *session) connect(ctx context.Context, t target, open, reconnect bool) e
 		}
 	}
 	return nil
+}
+
+// connectLink reads the link of t's connect Secret name, and explains
+// why when it cannot.
+func (s *session) connectLink(ctx context.Context, t target, name string) (string, error) {
+	var sec corev1.Secret
+	err := s.client.Get(ctx, types.NamespacedName{Namespace: t.key.Namespace, Name: name}, &sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", fmt.Errorf("the connect Secret %s that %s's status.connectSecretName names does not exist: its controller mints it again when it next reconciles "+
+			"(%s reconcile %s)", name, t, Name, t)
+	case apierrors.IsForbidden(err):
+		return "", fmt.Errorf("you may not read the connect Secret %s in namespace %s: connect needs get on secrets there, since the link is a capability", name, t.key.Namespace)
+	case err != nil:
+		return "", fmt.Errorf("get the connect Secret %s: %w", name, err)
+	}
+	link := string(sec.Data[oauth.ConnectURLKey])
+	if link == "" {
+		return "", fmt.Errorf("the connect Secret %s holds a token but no link (key %q): the manager does not know the webhook server's public URL. "+
+			"Set the manager's --public-url (the chart's publicURL, or webhook.ingress.host)", name, oauth.ConnectURLKey)
+	}
+	return link, nil
 }
 
 // readySays is an object's Ready condition, as a sentence for an error.
