@@ -22,13 +22,16 @@ package index
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -95,8 +98,24 @@ func nonEmpty(v string) []string {
 	return []string{v}
 }
 
-// oauthKinds are the kinds OAuthSecrets is registered for.
-var oauthKinds = []client.Object{&v1alpha1.NotionIntegration{}, &v1alpha1.CalendarWatch{}, &v1alpha1.SheetConnection{}}
+// oauthKinds are the kinds OAuthSecrets is registered for: every kind of
+// the API (v1alpha1.Kinds) that implements v1alpha1.OAuthObject, made by
+// the API's scheme, so that a new OAuth kind is indexed without a line
+// here. A kind left out would fail silently: its objects would not be
+// found by the Secrets they name, and a new grant would never wake them.
+func oauthKinds() []client.Object {
+	s := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	var objs []client.Object
+	for _, kind := range v1alpha1.Kinds() {
+		o, err := s.New(v1alpha1.GroupVersion.WithKind(kind))
+		utilruntime.Must(err)
+		if _, ok := o.(v1alpha1.OAuthObject); ok {
+			objs = append(objs, o.(client.Object))
+		}
+	}
+	return objs
+}
 
 func oauthSecrets(o client.Object) []string {
 	var names []string
@@ -153,12 +172,7 @@ func Register(ctx context.Context, informers cache.Informers) error {
 // is). The keys are controller-runtime's ("<namespace>/<value>",
 // "__all_namespaces/<value>"), so client.MatchingFields reads them.
 func RegisterFor(ctx context.Context, informers cache.Informers, binary Binary) error {
-	all := make([]field, 0, len(fields)+len(oauthKinds))
-	all = append(all, fields...)
-	for _, obj := range oauthKinds {
-		all = append(all, field{obj, OAuthSecrets, oauthSecrets, Manager})
-	}
-	for _, f := range all {
+	for _, f := range all() {
 		if f.by&binary == 0 {
 			continue
 		}
@@ -171,6 +185,30 @@ func RegisterFor(ctx context.Context, informers cache.Informers, binary Binary) 
 		}
 	}
 	return nil
+}
+
+// all are the indexes: fields, and OAuthSecrets on each OAuth kind.
+func all() []field {
+	oauth := oauthKinds()
+	out := make([]field, 0, len(fields)+len(oauth))
+	out = append(out, fields...)
+	for _, obj := range oauth {
+		out = append(out, field{obj, OAuthSecrets, oauthSecrets, Manager})
+	}
+	return out
+}
+
+// Kinds names the kinds (as v1alpha1.Kinds does) whose objects an index
+// is registered on, by RegisterFor(Both): for tests that hold every kind
+// to its entries.
+func Kinds(name string) []string {
+	var kinds []string
+	for _, f := range all() {
+		if f.name == name {
+			kinds = append(kinds, reflect.TypeOf(f.obj).Elem().Name())
+		}
+	}
+	return kinds
 }
 
 // allNamespaces is controller-runtime's namespace part of an index key
@@ -205,9 +243,15 @@ func (f field) keys() toolscache.IndexFunc {
 // Requests lists, from the cache, the objects of list's kind in namespace
 // whose indexed field holds value, as reconcile requests: the map function
 // of a watch that wakes the objects using a Secret, or a parent's pending
-// children. A failed List wakes nothing; the objects' own timers heal it.
+// children. A failed List wakes nothing (the objects' own timers heal it)
+// and is logged as an error, with the index and the kind, on ctx's logger:
+// the watch's map function has no error to return, and a List that fails
+// on every event (an index never registered for the kind) must not pass
+// unseen.
 func Requests(ctx context.Context, c client.Reader, list client.ObjectList, namespace, field, value string) []reconcile.Request {
 	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{field: value}); err != nil {
+		logf.FromContext(ctx).Error(err, "cannot look up the objects to wake: they wait for their own timers",
+			"index", field, "list", fmt.Sprintf("%T", list), "namespace", namespace, "value", value)
 		return nil
 	}
 	var reqs []reconcile.Request

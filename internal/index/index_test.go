@@ -24,10 +24,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -232,5 +234,31 @@ func TestAnIndexHoldsOneKeyPerValueInTheFormItsReaderAsks(t *testing.T) {
 	}
 	if got, want := keysOf(index.NotionWebhookPath, ni.Status.WebhookPath), []string{"__all_namespaces/" + ni.Status.WebhookPath}; !slices.Equal(got, want) {
 		t.Errorf("the webhook's path index holds %v, want only %v", got, want)
+	}
+}
+
+// A lookup whose List fails wakes nothing, and says so: an OAuth kind's
+// objects looked up in a cache without the index (here the webhook's,
+// which does not register OAuthSecrets) used to find nothing in silence,
+// so a new grant never woke them.
+func TestALookupThatCannotListIsLogged(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ns, c := indexedCacheFor(ctx, t, "requests", index.Webhook)
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	var logged []string
+	ctx = logf.IntoContext(ctx, funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
+
+	if reqs := index.Requests(ctx, c, &v1alpha1.NotionIntegrationList{}, ns, index.NotionWebhookPath, "/notion/webhook/x"); len(reqs) != 0 || len(logged) != 0 {
+		t.Fatalf("a lookup on a registered index found %v and logged %q, want nothing", reqs, logged)
+	}
+	if reqs := index.Requests(ctx, c, &v1alpha1.NotionIntegrationList{}, ns, index.OAuthSecrets, "token"); reqs != nil {
+		t.Fatalf("a lookup that cannot list found %v", reqs)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], `"error"`) || !strings.Contains(logged[0], index.OAuthSecrets) ||
+		!strings.Contains(logged[0], "NotionIntegrationList") {
+		t.Errorf("a lookup that cannot list logged %q, want one error naming the index and the kind", logged)
 	}
 }
