@@ -437,3 +437,23 @@ func TestACacheOfEveryNamespaceIsReadOffItsInformersStores(t *testing.T) {
 		t.Errorf("a cache of some namespaces was never listed: the test reads the same path twice")
 	}
 }
+
+// Every kind of the API has readiness series, or is a child its parent's
+// backlog counts: a new kind is not left without series because no table
+// here names it.
+func TestEveryKindHasReadinessSeriesOrIsCountedInABacklog(t *testing.T) {
+	ready, stalled := resmetrics.Kinds("switchboard_resource_ready"), resmetrics.Kinds("switchboard_resource_stalled")
+	counted := resmetrics.Kinds("switchboard_backlog_pending")
+	if len(ready) == 0 || len(counted) == 0 {
+		t.Fatalf("readiness covers %v, the backlog counts %v: want some kinds in each", ready, counted)
+	}
+	for _, k := range v1alpha1.Kinds() {
+		r, s, c := slices.Contains(ready, k), slices.Contains(stalled, k), slices.Contains(counted, k)
+		if r == c || r != s {
+			t.Errorf("%s: readiness series %v, stalled series %v, counted in a backlog %v: want readiness and stalled series, or a backlog", k, r, s, c)
+		}
+	}
+	if got := append(slices.Clone(ready), counted...); len(got) != len(v1alpha1.Kinds()) {
+		t.Errorf("the metrics cover %v, want each of %v once", got, v1alpha1.Kinds())
+	}
+}
