@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package calendar
 
 import (
 	"context"
@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )
 
@@ -88,7 +89,7 @@ func appointments(ctx context.Context, c client.Client, rig *calendarRig, names 
 	events := make([]string, len(names))
 	for i := range names {
 		start := time.Now().Add(24 * time.Hour)
-		events[i] = rig.cal.CreateEvent(calendarName(i), sandbox.CalendarEvent{Summary: "visit", Start: start, End: start.Add(time.Hour)})
+		events[i] = rig.cal.CreateEvent(bench.CalendarName(i), sandbox.CalendarEvent{Summary: "visit", Start: start, End: start.Add(time.Hour)})
 		for _, cm := range []*corev1.ConfigMap{
 			{ObjectMeta: metav1.ObjectMeta{Name: "appt-" + names[i], Namespace: benchNS, Labels: map[string]string{benchLabel: events[i]}}},
 			{ObjectMeta: metav1.ObjectMeta{Name: "base-" + names[i], Namespace: benchNS, Labels: map[string]string{benchLabel: "baseline" + strconv.Itoa(i)}}},
@@ -194,7 +195,7 @@ type notes struct {
 }
 
 func watchNotes(ctx context.Context, rig *calendarRig) (*notes, error) {
-	inf, err := rig.mgr.GetCache().GetInformer(ctx, &v1alpha1.CalendarWatch{})
+	inf, err := rig.Mgr.GetCache().GetInformer(ctx, &v1alpha1.CalendarWatch{})
 	if err != nil {
 		return nil, err
 	}
@@ -234,14 +235,14 @@ type cancelRun struct {
 func (r *cancelRun) cancelEach(ctx context.Context, rig *calendarRig, gone *deletions, notes *notes, names, events []string) error {
 	for i := range events {
 		var w v1alpha1.CalendarWatch
-		if err := rig.mgr.GetClient().Get(ctx, types.NamespacedName{Namespace: benchNS, Name: names[i]}, &w); err != nil {
+		if err := rig.Mgr.GetClient().Get(ctx, types.NamespacedName{Namespace: benchNS, Name: names[i]}, &w); err != nil {
 			return err
 		}
 		notes.mu.Lock()
 		notes.armed[names[i]] = true
 		notes.mu.Unlock()
 		t0 := time.Now()
-		d, err := gone.timed("appt-"+names[i], func() error { return rig.cal.CancelEvent(calendarName(i), events[i]) })
+		d, err := gone.timed("appt-"+names[i], func() error { return rig.cal.CancelEvent(bench.CalendarName(i), events[i]) })
 		if err != nil {
 			return err
 		}
@@ -272,16 +273,16 @@ func pushedAt(rig *calendarRig, channel string, after time.Time) time.Time {
 // report prints the cancellation benchmark's figures for k events.
 func (r *cancelRun) report(k int) {
 	for _, d := range [][]time.Duration{r.toPush, r.toNoted, r.base, r.listed, r.ctrl} {
-		sortDurations(d)
+		bench.SortDurations(d)
 	}
 	base, listed, ctrlLat := r.base, r.listed, r.ctrl
 	fmt.Printf("\n2. cancellation → appointment deleted: %d events cancelled one at a time in the sandbox (push → webhook → sync → delete), deletion seen on a watch\n", k)
 	fmt.Printf("%-66s %9s %9s %9s\n", "", "p50", "p95", "max")
-	fmt.Printf("%-66s %9s %9s %9s\n", "baseline: bare client deletes the ConfigMap", pctMs(base, 50), pctMs(base, 95), base[len(base)-1].Round(100*time.Microsecond))
-	fmt.Printf("%-66s %9s %9s %9s\n", "baseline: bare client patches a watch, lists (consistent), deletes", pctMs(listed, 50), pctMs(listed, 95), listed[len(listed)-1].Round(100*time.Microsecond))
-	fmt.Printf("%-66s %9s %9s %9s\n", "controller: event cancelled → its ConfigMap deleted", pctMs(ctrlLat, 50), pctMs(ctrlLat, 95), ctrlLat[len(ctrlLat)-1].Round(100*time.Microsecond))
-	fmt.Printf("ratio controller/baseline: p50 %.1f, p95 %.1f (to patch+list+delete: p50 %.1f, p95 %.1f)\n", ratio(pctD(ctrlLat, 50), pctD(base, 50)), ratio(pctD(ctrlLat, 95), pctD(base, 95)),
-		ratio(pctD(ctrlLat, 50), pctD(listed, 50)), ratio(pctD(ctrlLat, 95), pctD(listed, 95)))
+	fmt.Printf("%-66s %9s %9s %9s\n", "baseline: bare client deletes the ConfigMap", bench.PctMs(base, 50), bench.PctMs(base, 95), base[len(base)-1].Round(100*time.Microsecond))
+	fmt.Printf("%-66s %9s %9s %9s\n", "baseline: bare client patches a watch, lists (consistent), deletes", bench.PctMs(listed, 50), bench.PctMs(listed, 95), listed[len(listed)-1].Round(100*time.Microsecond))
+	fmt.Printf("%-66s %9s %9s %9s\n", "controller: event cancelled → its ConfigMap deleted", bench.PctMs(ctrlLat, 50), bench.PctMs(ctrlLat, 95), ctrlLat[len(ctrlLat)-1].Round(100*time.Microsecond))
+	fmt.Printf("ratio controller/baseline: p50 %.1f, p95 %.1f (to patch+list+delete: p50 %.1f, p95 %.1f)\n", bench.Ratio(bench.PctD(ctrlLat, 50), bench.PctD(base, 50)), bench.Ratio(bench.PctD(ctrlLat, 95), bench.PctD(base, 95)),
+		bench.Ratio(bench.PctD(ctrlLat, 50), bench.PctD(listed, 50)), bench.Ratio(bench.PctD(ctrlLat, 95), bench.PctD(listed, 95)))
 	fmt.Printf("   of which: cancellation → webhook answered the push p50 %s (%d seen); → notification annotation in the manager's cache p50 %s (%d seen)\n",
-		pctMs(r.toPush, 50), len(r.toPush), pctMs(r.toNoted, 50), len(r.toNoted))
+		bench.PctMs(r.toPush, 50), len(r.toPush), bench.PctMs(r.toNoted, 50), len(r.toNoted))
 }

@@ -14,12 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package notion is the Notion benchmarks: the webhook's routes (-suite
+// notion) and the PaperSync drain (-suite papersync), each against a
+// bare client in the same run, on one rig (rig.go).
+package notion
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -32,21 +36,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 )
+
+// Suite is the Notion webhook benchmark (-suite notion).
+type Suite struct{ requests, pages, burst int }
+
+// Name is the suite's -suite name.
+func (*Suite) Name() string { return "notion" }
+
+// BindFlags registers -requests, -pages and -page-burst.
+func (s *Suite) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&s.requests, "requests", 1000, "Notion webhook requests per route (and as many bare PaperSync creates) per client count.")
+	fs.IntVar(&s.pages, "pages", 50, "Notion events timed from webhook to filled page, one at a time (Automation requests, and as many connection events).")
+	fs.IntVar(&s.burst, "page-burst", 30, "Pages edited at once, timed from their connection events to the last page filled (at least N/3 s at Notion's 3 requests/s).")
+}
+
+// Run runs the benchmark.
+func (s *Suite) Run(e bench.Env) error { return benchNotion(e.Config, s.requests, s.pages, s.burst) }
 
 // benchNotion measures the Notion webhook, with an instant sandbox and
 // arXiv pacing off: the time from an Automation's request to its page
 // filled; the time from a person's edit, by way of a connection event, to
 // the page filled, one at a time and in a burst of burst pages; then the
 // routes' accepted requests per second and answer latency at several
-// client counts against bare PaperSync creates (notion_routes.go).
+// client counts against bare PaperSync creates (routes.go).
 func benchNotion(cfg *rest.Config, requests, pages, burst int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
-	scheme := setupScheme()
+	scheme := setup.Scheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
@@ -56,7 +78,7 @@ func benchNotion(cfg *rest.Config, requests, pages, burst int) error {
 	if err != nil {
 		return err
 	}
-	defer rig.close()
+	defer rig.Close()
 
 	// One connected integration.
 	ni, err := benchIntegration(ctx, c, "bench-notion", rig.notion, rig.ws)
@@ -64,7 +86,7 @@ func benchNotion(cfg *rest.Config, requests, pages, burst int) error {
 		return err
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
-	hook := notionHook{url: rig.hookURL + ni.Status.WebhookPath, workspace: rig.ws.ID, httpc: httpc}
+	hook := notionHook{url: rig.HookURL + ni.Status.WebhookPath, workspace: rig.ws.ID, httpc: httpc}
 	if err := pageFill(ctx, rig.notion, ni.Status.DatabaseID, hook, pages); err != nil {
 		return err
 	}
@@ -86,7 +108,7 @@ func benchNotion(cfg *rest.Config, requests, pages, burst int) error {
 	if err := suspendIntegration(ctx, c, ni); err != nil {
 		return err
 	}
-	if err := routesTable(ctx, c, rig.mgr.GetCache(), ni, hook, events, requests); err != nil {
+	if err := routesTable(ctx, c, rig.Mgr.GetCache(), ni, hook, events, requests); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr)
@@ -126,9 +148,9 @@ func pageFill(ctx context.Context, notionEmu *sandbox.Notion, db string, hook no
 		}
 		e2e = append(e2e, time.Since(t0))
 	}
-	sortDurations(e2e)
+	bench.SortDurations(e2e)
 	fmt.Printf("event → page filled (%d events, one at a time, instant sandbox, arXiv pacing off): mean %s, p50 %s, p95 %s (seed: ≤ 2 s on average)\n",
-		pages, meanD(e2e).Round(100*time.Microsecond), pctMs(e2e, 50), pctMs(e2e, 95))
+		pages, bench.MeanD(e2e).Round(100*time.Microsecond), bench.PctMs(e2e, 50), bench.PctMs(e2e, 95))
 	return nil
 }
 

@@ -14,10 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package slidestock
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -30,8 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
 // The sharding benchmark (-suite shards): -shard-stocks SlideStocks,
@@ -42,7 +45,21 @@ import (
 // own, so the fetches each one served show that every stock was stocked by
 // its own shard, once. Both phases select their managers' objects by a
 // key, so that no other suite's objects on the API server are theirs.
+type Shards struct{ o shardOptions }
+
+// shardOptions size the sharding benchmark.
 type shardOptions struct{ stocks int }
+
+// Name is the suite's -suite name.
+func (*Shards) Name() string { return "shards" }
+
+// BindFlags registers -shard-stocks.
+func (s *Shards) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&s.o.stocks, "shard-stocks", 10000, "SlideStocks taken to Ready by one manager, then by two shards.")
+}
+
+// Run runs the sharding benchmark.
+func (s *Shards) Run(e bench.Env) error { return benchShards(e.ControlPlane, e.Config, e.Bin, s.o) }
 
 // shardRun is one phase: how long the stocks took to be Ready from the
 // first create, and each manager's peak RSS and fetches.
@@ -56,7 +73,7 @@ type shardRun struct {
 // benchShards runs the sharding benchmark on env's control plane.
 func benchShards(env *envtest.Environment, cfg *rest.Config, bin string, o shardOptions) error {
 	ctx := context.Background()
-	c, err := client.New(cfg, client.Options{Scheme: setupScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
 	if err != nil {
 		return err
 	}
@@ -74,7 +91,7 @@ func benchShards(env *envtest.Environment, cfg *rest.Config, bin string, o shard
 	for _, r := range []shardRun{one, two} {
 		var each []string
 		for i, k := range r.keys {
-			each = append(each, fmt.Sprintf("%s %.1f MiB, %d", k, mib(r.rss[i]), r.fetches[i]))
+			each = append(each, fmt.Sprintf("%s %.1f MiB, %d", k, bench.MiB(r.rss[i]), r.fetches[i]))
 		}
 		fmt.Printf("%-40s %10s %12.0f %s\n", fmt.Sprintf("%d manager(s), %d stocks to Ready", len(r.keys), o.stocks),
 			r.took.Round(time.Millisecond), float64(o.stocks)/r.took.Seconds(), strings.Join(each, "; "))
@@ -111,17 +128,17 @@ func shardPhase(ctx context.Context, env *envtest.Environment, c client.Client, 
 		srv := httptest.NewServer(boxes[i])
 		defer srv.Close()
 		var err error
-		if mgrs[i], _, err = startManager(ctx, env, bin, srv.URL,
+		if mgrs[i], _, err = bench.StartManager(ctx, env, bin, srv.URL,
 			"--watch-label-selector", fmt.Sprintf("%s in (%s)", v1alpha1.ShardLabel, k)); err != nil {
 			return r, err
 		}
 	}
 	var err error
-	r.took, err = timed(func() error {
-		if err := parallel(n, 16, func(i int) error {
+	r.took, err = bench.Timed(func() error {
+		if err := bench.Parallel(n, 16, func(i int) error {
 			s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("deck-%05d", i), Namespace: ns,
 				Labels: map[string]string{v1alpha1.ShardLabel: keys[i%len(keys)]}}}
-			s.Spec.URL = deckURL
+			s.Spec.URL = bench.DeckURL
 			return c.Create(ctx, s)
 		}); err != nil {
 			return err

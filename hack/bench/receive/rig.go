@@ -14,11 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package receive
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"net"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -34,6 +36,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
@@ -46,7 +49,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
-// The ReceiveLink benchmark (-suite receive), on a real S3 server
+// Suite is the ReceiveLink benchmark (-suite receive), on a real S3 server
 // (versitygw, posix backend) and the real API server:
 //
 //  1. the resolve route, GET /r/{short} → 302 to a presigned URL, at 1, 16
@@ -57,6 +60,31 @@ import (
 //     each link's blob is deleted, when the last one is Expired, and the
 //     S3 deletes per second the manager's bound (--blob-delete-rate,
 //     100/s) lets through.
+type Suite struct{ o receiveOptions }
+
+// Name is the suite's -suite name.
+func (*Suite) Name() string { return "receive" }
+
+// BindFlags registers the -link flags.
+func (s *Suite) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&s.o.resolves, "link-resolves", 2000, "Share-link resolves per client count (and as many baseline cached Gets).")
+	fs.IntVar(&s.o.links, "links", 100, "ReceiveLinks the resolves are spread over.")
+	fs.IntVar(&s.o.expiries, "link-expiries", 10000, "ReceiveLinks expiring within -link-window, their blobs on versitygw.")
+	fs.DurationVar(&s.o.window, "link-window", time.Minute, "The window the -link-expiries links expire in.")
+	fs.DurationVar(&s.o.budget, "link-budget", 0, "Time the manager gets to mint every expiring link before the first expires (0: 60 s + 20 ms per link).")
+	fs.IntVar(&s.o.workers, "link-workers", 0, "The manager's --receivelink-workers (0: its default).")
+}
+
+// Run runs the benchmark.
+func (s *Suite) Run(e bench.Env) error {
+	o := s.o
+	if o.budget <= 0 {
+		o.budget = time.Minute + time.Duration(o.expiries)*20*time.Millisecond
+	}
+	return benchReceive(e.Config, o)
+}
+
+// receiveOptions size the ReceiveLink benchmark.
 type receiveOptions struct {
 	resolves int // per client count
 	links    int // resolved in part 1
@@ -95,25 +123,10 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	if err != nil {
 		return nil, err
 	}
-	scheme := setupScheme()
-	// The manager's cache keeps no Secret data, as the binary's; the
-	// webhook's keeps the short-token objects' data it reads.
-	opts := func(scope setup.Scope) ctrl.Options {
-		co := setup.ClientOptions()
-		return ctrl.Options{Scheme: scheme, Cache: scope.CacheOptions(scheme), Client: client.Options{Cache: &co},
-			Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-			Controller: config.Controller{SkipNameValidation: ptr.To(true)}} // suites share the process
-	}
-	if r.mgr, err = ctrl.NewManager(cfg, opts(setup.Scope{SecretsOnlyWake: true})); err != nil {
+	if r.mgr, r.hook, err = receiveManagers(ctx, cfg); err != nil {
 		return nil, err
 	}
-	if r.hook, err = ctrl.NewManager(cfg, opts(setup.Scope{})); err != nil {
-		return nil, err
-	}
-	if err := index.Register(ctx, r.hook.GetCache()); err != nil {
-		return nil, err
-	}
-	ln, hookURL, err := listenLoopback()
+	ln, hookURL, err := bench.ListenLoopback()
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +135,43 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	if err := links.Setup(r.mgr, wire.Deps{Outbound: out, PublicURL: r.hookURL}); err != nil {
 		return nil, err
 	}
-	bc, err := blob.New(blob.Options{Endpoint: s3.Endpoint, HTTPClient: out.HTTPClient()})
-	if err != nil {
+	if err := r.serve(ctx, ln, ups, out, links.KeySecret); err != nil {
 		return nil, err
+	}
+	go func() { _ = r.mgr.Start(ctx) }()
+	go func() { _ = r.hook.Start(ctx) }()
+	return r, nil
+}
+
+// receiveManagers are the manager's and the webhook's, with the
+// binaries' options: the manager's cache keeps no Secret data, as the
+// binary's; the webhook's keeps the short-token objects' data it reads,
+// and has its indexes.
+func receiveManagers(ctx context.Context, cfg *rest.Config) (mgr, hook ctrl.Manager, err error) {
+	scheme := setup.Scheme()
+	opts := func(scope setup.Scope) ctrl.Options {
+		co := setup.ClientOptions()
+		return ctrl.Options{Scheme: scheme, Cache: scope.CacheOptions(scheme), Client: client.Options{Cache: &co},
+			Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+			Controller: config.Controller{SkipNameValidation: ptr.To(true)}} // suites share the process
+	}
+	if mgr, err = ctrl.NewManager(cfg, opts(setup.Scope{SecretsOnlyWake: true})); err != nil {
+		return nil, nil, err
+	}
+	if hook, err = ctrl.NewManager(cfg, opts(setup.Scope{})); err != nil {
+		return nil, nil, err
+	}
+	return mgr, hook, index.Register(ctx, hook.GetCache())
+}
+
+// serve serves the webhook's routes on ln, the share links' among them
+// (signed with the keys of the Secret keySecret), and starts the audit of
+// resolves.
+func (r *receiveRig) serve(ctx context.Context, ln net.Listener, ups *upstream.Set, out *outbound.Client, keySecret string) error {
+	bc, err := blob.New(blob.Options{Endpoint: r.s3.Endpoint, HTTPClient: out.HTTPClient()})
+	if err != nil {
+		_ = ln.Close()
+		return err
 	}
 	audit := &webhook.Auditor{Client: r.hook.GetClient(), Reader: r.hook.GetAPIReader(),
 		Recorder: r.hook.GetEventRecorder("switchboard-webhook"), Log: logr.Discard()}
@@ -134,23 +181,21 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 		webhook.Deps{Client: r.hook.GetClient(), APIReader: r.hook.GetAPIReader(), Upstreams: ups, Outbound: out, Log: logr.Discard(),
 			PublicURL: r.hookURL, StateNamespace: benchOperatorNS,
 			Links: &webhook.Links{Namespace: benchOperatorNS, Cache: r.hook.GetCache(), Blobs: bc,
-				DefaultKeys: types.NamespacedName{Namespace: benchOperatorNS, Name: links.KeySecret}, Audit: audit}},
+				DefaultKeys: types.NamespacedName{Namespace: benchOperatorNS, Name: keySecret}, Audit: audit}},
 		webhook.Families()...)
 	if err != nil {
 		_ = ln.Close()
-		return nil, err
+		return err
 	}
 	go func() { _ = srv.Serve(ctx, ln) }()
 	go func() { _ = audit.Start(ctx) }()
-	go func() { _ = r.mgr.Start(ctx) }()
-	go func() { _ = r.hook.Start(ctx) }()
-	return r, nil
+	return nil
 }
 
 // createLinks uploads one small blob per link and creates the links (16
 // clients each); expires gives link i's spec.expiresAt.
 func createLinks(ctx context.Context, c client.Client, s3 *testenv.S3, prefix string, n int, expires func(i int) time.Time) error {
-	return parallel(n, 16, func(i int) error {
+	return bench.Parallel(n, 16, func(i int) error {
 		key := fmt.Sprintf("bench/%s/%05d.bin", prefix, i)
 		if err := s3.Blob.Put(ctx, s3.Object(benchBucket, key), []byte(key), "application/octet-stream"); err != nil {
 			return err

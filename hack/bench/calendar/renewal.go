@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package calendar
 
 import (
 	"context"
@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -81,7 +82,7 @@ func (l *renewalLog) update(_, obj any) {
 // waitAll waits until got (renewed or touched) has every watch of the
 // plan, polling every 20 ms until the plan's deadline.
 func (l *renewalLog) waitAll(ctx context.Context, p *renewalPlan, got map[string]time.Time, what string) error {
-	if n, err := waitLogged(ctx, &l.mu, got, len(p.due), p.deadline); err != nil {
+	if n, err := bench.WaitLogged(ctx, &l.mu, got, len(p.due), p.deadline); err != nil {
 		return fmt.Errorf("%d of %d %s after %s", n, len(p.due), what, time.Since(p.firstDue).Round(time.Second))
 	}
 	return nil
@@ -103,7 +104,7 @@ type renewalPlan struct {
 // manager's cache) into the log, and when each is due.
 func planRenewals(ctx context.Context, rig *calendarRig, l *renewalLog) (*renewalPlan, error) {
 	var list v1alpha1.CalendarWatchList
-	if err := rig.mgr.GetClient().List(ctx, &list, client.InNamespace(benchNS)); err != nil {
+	if err := rig.Mgr.GetClient().List(ctx, &list, client.InNamespace(benchNS)); err != nil {
 		return nil, err
 	}
 	p := &renewalPlan{due: map[string]time.Time{}, expires: map[string]time.Time{}}
@@ -140,7 +141,7 @@ func planRenewals(ctx context.Context, rig *calendarRig, l *renewalLog) (*renewa
 // benchRenewal measures how late the renewals of channels due together
 // are, against a bare client writing once per watch at the same instants.
 func benchRenewal(ctx context.Context, c client.Client, rig *calendarRig) error {
-	inf, err := rig.mgr.GetCache().GetInformer(ctx, &v1alpha1.CalendarWatch{})
+	inf, err := rig.Mgr.GetCache().GetInformer(ctx, &v1alpha1.CalendarWatch{})
 	if err != nil {
 		return err
 	}
@@ -161,8 +162,8 @@ func benchRenewal(ctx context.Context, c client.Client, rig *calendarRig) error 
 	if wait := time.Until(p.firstDue); wait < 0 {
 		return fmt.Errorf("the first renewal fell due %s before all channels were open: raise -cal-open-budget", -wait)
 	}
-	rig.box.ResetCalls()
-	r := &renewalRun{before: rig.calls.snapshot(), queueBefore: controllerQueue("calendarwatch")}
+	rig.Box.ResetCalls()
+	r := &renewalRun{before: rig.Calls.Snapshot(), queueBefore: bench.ControllerQueue("calendarwatch")}
 	fmt.Printf("\n1. renewal: %d channels expiring at one instant, spec.channel renewBefore %s (ttl 1h): all due within %s (renewAt's spread), the first in %s\n",
 		len(p.due), benchRenewBefore, p.lastDue.Sub(p.firstDue).Round(time.Millisecond), time.Until(p.firstDue).Round(time.Second))
 	if p.mixed > 0 {
@@ -181,7 +182,7 @@ func benchRenewal(ctx context.Context, c client.Client, rig *calendarRig) error 
 // renewalRun is what the renewal benchmark measured.
 type renewalRun struct {
 	before, after [3]int64
-	queueBefore   queueStats
+	queueBefore   bench.QueueStats
 	// The controller's renewals: lateness, when each renewing reconcile
 	// began (from the new channel's id), the last one; its workqueue's
 	// reconciles, mean wait and work; the Google calls counted.
@@ -206,12 +207,12 @@ func (r *renewalRun) controller(ctx context.Context, rig *calendarRig, l *renewa
 	}
 	// The replaced channels are stopped right after the status switch.
 	_ = poll.Until(ctx, "", 20*time.Millisecond, 10*time.Second, func() (bool, error) {
-		return rig.box.Calls(sandbox.CalendarChannelsStop) >= len(p.due), nil
+		return rig.Box.Calls(sandbox.CalendarChannelsStop) >= len(p.due), nil
 	})
-	r.after = rig.calls.snapshot()
-	r.items, r.qWait, r.qWork = controllerQueue("calendarwatch").since(r.queueBefore)
-	r.watchCalls, r.stops = rig.box.Calls(sandbox.CalendarEventsWatch), rig.box.Calls(sandbox.CalendarChannelsStop)
-	r.lists, r.token = rig.box.Calls(sandbox.CalendarEventsList), rig.box.Calls(sandbox.GoogleOAuthToken)
+	r.after = rig.Calls.Snapshot()
+	r.items, r.qWait, r.qWork = bench.ControllerQueue("calendarwatch").Since(r.queueBefore)
+	r.watchCalls, r.stops = rig.Box.Calls(sandbox.CalendarEventsWatch), rig.Box.Calls(sandbox.CalendarChannelsStop)
+	r.lists, r.token = rig.Box.Calls(sandbox.CalendarEventsList), rig.Box.Calls(sandbox.GoogleOAuthToken)
 
 	l.mu.Lock()
 	r.late = make([]time.Duration, 0, len(p.due))
@@ -227,8 +228,8 @@ func (r *renewalRun) controller(ctx context.Context, rig *calendarRig, l *renewa
 		}
 	}
 	l.mu.Unlock()
-	sortDurations(r.late)
-	sortDurations(r.began)
+	bench.SortDurations(r.late)
+	bench.SortDurations(r.began)
 	return nil
 }
 
@@ -249,7 +250,7 @@ func (r *renewalRun) baseline(ctx context.Context, c client.Client, l *renewalLo
 		l.touchWant[name] = "renew-" + strconv.FormatInt(baseDue[name].UnixMilli(), 10)
 	}
 	l.mu.Unlock()
-	err := parallel(len(order), workers, func(i int) error {
+	err := bench.Parallel(len(order), workers, func(i int) error {
 		name := order[i]
 		time.Sleep(time.Until(baseDue[name]))
 		return touch(ctx, c, name, l.touchWant[name])
@@ -269,7 +270,7 @@ func (r *renewalRun) baseline(ctx context.Context, c client.Client, l *renewalLo
 		}
 	}
 	l.mu.Unlock()
-	sortDurations(r.baseLate)
+	bench.SortDurations(r.baseLate)
 	return nil
 }
 
@@ -286,13 +287,13 @@ func (r *renewalRun) report(p *renewalPlan, workers int) {
 	n := float64(len(late))
 	fmt.Printf("%-66s %9s %9s %9s %9s\n", "lateness (seen in the informer − due)", "min", "p50", "p99", "max")
 	row := func(what string, d []time.Duration) {
-		fmt.Printf("%-66s %9s %9s %9s %9s\n", what, d[0].Round(time.Millisecond), pctMs(d, 50), pctMs(d, 99), d[len(d)-1].Round(time.Millisecond))
+		fmt.Printf("%-66s %9s %9s %9s %9s\n", what, d[0].Round(time.Millisecond), bench.PctMs(d, 50), bench.PctMs(d, 99), d[len(d)-1].Round(time.Millisecond))
 	}
 	row(fmt.Sprintf("baseline: bare client, %d writers, 1 annotation patch at each due", workers), baseLate)
 	row("controller: channel renewed (status names the new channel)", late)
 	row("(controller: renewing reconcile began, from the new channel's id)", r.began)
 	fmt.Printf("ratio controller/baseline: p50 %.1f, p99 %.1f, max %.1f (goal: p99 ≤ 1.2; below 0 is early); the last of %d renewed %s after the first due (baseline: its last write %s after)\n",
-		ratio(pctD(late, 50), pctD(baseLate, 50)), ratio(pctD(late, 99), pctD(baseLate, 99)), ratio(late[len(late)-1], baseLate[len(baseLate)-1]), len(late),
+		bench.Ratio(bench.PctD(late, 50), bench.PctD(baseLate, 50)), bench.Ratio(bench.PctD(late, 99), bench.PctD(baseLate, 99)), bench.Ratio(late[len(late)-1], baseLate[len(baseLate)-1]), len(late),
 		r.lastRenewal.Sub(p.firstDue).Round(time.Millisecond), r.lastTouch.Sub(p.firstDue.Add(r.shift)).Round(time.Millisecond))
 	fmt.Printf("successors open (in status) before their predecessor expired: %d of %d\n", r.beforeExpiry, len(late))
 	fmt.Printf("Google calls per renewal: %.2f (events.watch %.2f, channels.stop %.2f, events.list %.2f, token %.2f)\n",

@@ -14,11 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package bench
 
 import (
 	"context"
+	"errors"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,11 +29,11 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 )
 
-// drive sends count requests from `clients` goroutines; do reports whether
+// Drive sends count requests from `clients` goroutines; do reports whether
 // request i was accepted, or an error (the first one is returned). It
 // answers the accepted requests per second, their latencies (sorted) and
 // how many were not accepted.
-func drive(clients, count int, do func(i int) (bool, error)) (perSecond float64, lat []time.Duration, refused int, err error) {
+func Drive(clients, count int, do func(i int) (bool, error)) (perSecond float64, lat []time.Duration, refused int, err error) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	lat = make([]time.Duration, 0, count)
@@ -59,14 +62,15 @@ func drive(clients, count int, do func(i int) (bool, error)) (perSecond float64,
 	}
 	wg.Wait()
 	elapsed := time.Since(began)
-	sortDurations(lat)
+	SortDurations(lat)
 	return float64(len(lat)) / elapsed.Seconds(), lat, refused, err
 }
 
-func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
+// SortDurations sorts d, shortest first.
+func SortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
 
-// meanD is the mean of d (0 for none).
-func meanD(d []time.Duration) time.Duration {
+// MeanD is the mean of d (0 for none).
+func MeanD(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
@@ -77,8 +81,8 @@ func meanD(d []time.Duration) time.Duration {
 	return sum / time.Duration(len(d))
 }
 
-// pctD is the p-th percentile of sorted durations (nearest rank).
-func pctD(sorted []time.Duration, p int) time.Duration {
+// PctD is the p-th percentile of sorted durations (nearest rank).
+func PctD(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -86,11 +90,13 @@ func pctD(sorted []time.Duration, p int) time.Duration {
 	return sorted[i-1]
 }
 
-func pctMs(sorted []time.Duration, p int) string {
+// PctMs is the p-th percentile of sorted durations, rounded to what
+// shows its size.
+func PctMs(sorted []time.Duration, p int) string {
 	if len(sorted) == 0 {
 		return "-"
 	}
-	d := pctD(sorted, p)
+	d := PctD(sorted, p)
 	switch a := max(d, -d); {
 	case a >= 10*time.Millisecond:
 		return d.Round(time.Millisecond).String()
@@ -101,17 +107,18 @@ func pctMs(sorted []time.Duration, p int) string {
 	return d.Round(time.Microsecond).String()
 }
 
-func ratio(a, b time.Duration) float64 {
+// Ratio is a over b, or 0 when b is.
+func Ratio(a, b time.Duration) float64 {
 	if b == 0 {
 		return 0
 	}
 	return float64(a) / float64(b)
 }
 
-// waitLogged polls every 20 ms, until deadline, until got (a map an
+// WaitLogged polls every 20 ms, until deadline, until got (a map an
 // informer handler fills under mu) holds n entries; it answers how many
 // it holds.
-func waitLogged(ctx context.Context, mu *sync.Mutex, got map[string]time.Time, n int, deadline time.Time) (int, error) {
+func WaitLogged(ctx context.Context, mu *sync.Mutex, got map[string]time.Time, n int, deadline time.Time) (int, error) {
 	seen := 0
 	err := poll.Until(ctx, "", 20*time.Millisecond, time.Until(deadline), func() (bool, error) {
 		mu.Lock()
@@ -121,3 +128,48 @@ func waitLogged(ctx context.Context, mu *sync.Mutex, got map[string]time.Time, n
 	})
 	return seen, err
 }
+
+// Timed runs f and answers how long it took.
+func Timed(f func() error) (time.Duration, error) {
+	began := time.Now()
+	err := f()
+	return time.Since(began), err
+}
+
+// Parallel runs f(0..count-1) on `workers` goroutines; the first error wins.
+func Parallel(count, workers int, f func(int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < count; i = int(next.Add(1)) - 1 {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// PositiveInts parses numbers separated by commas, each above zero.
+func PositiveInts(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v <= 0 {
+			return nil, errors.New("not a positive number: " + f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// MiB is b bytes in mebibytes.
+func MiB(b int64) float64 { return float64(b) / (1 << 20) }

@@ -14,17 +14,24 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package slidestock is the SlideStock benchmarks, on a real
+// kube-apiserver and etcd (envtest):
+//
+//   - slidestock: a bare client creates N stocks and patches each one's
+//     status to Ready itself (the least work any controller could do),
+//     against the same N creates with the real manager binary — default
+//     settings, fetching from an instant in-process sandbox — taking every
+//     stock to Ready. It prints both times and their ratio, the manager's
+//     status writes per stock (from its own client metrics), and the
+//     manager's peak RSS at N and at a larger M stocks;
+//   - shards: SlideStocks reconciled by two sharded managers against one.
+package slidestock
 
 import (
-	"bufio"
 	"context"
+	"flag"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,13 +42,33 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-const deckURL = "https://speakerdeck.com/jnunemaker/atom"
+// Suite is the SlideStock benchmark (-suite slidestock).
+type Suite struct{ n, m int }
+
+// Name is the suite's -suite name.
+func (*Suite) Name() string { return "slidestock" }
+
+// BindFlags registers -n and -m.
+func (s *Suite) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&s.n, "n", 1000, "Stocks in the timed comparison.")
+	fs.IntVar(&s.m, "m", 10000, "Stocks for the second RSS reading (0 skips it).")
+}
+
+// Run runs the benchmark, and stops the manager it started before it
+// returns: the suites after it would find it reconciling their objects.
+func (s *Suite) Run(e bench.Env) error {
+	stop, err := benchSlideStock(e.ControlPlane, e.Config, e.Bin, slideOptions{n: s.n, m: s.m, creators: e.Creators})
+	stop()
+	return err
+}
 
 // slideOptions size the SlideStock benchmark: n stocks timed against the
 // baseline, the manager's peak RSS at n and at m, creators concurrent
@@ -77,7 +104,7 @@ func benchSlideStock(env *envtest.Environment, cfg *rest.Config, bin string, o s
 			srv.Close()
 		})
 	}
-	c, err := client.New(cfg, client.Options{Scheme: setupScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
 	if err != nil {
 		return stop, err
 	}
@@ -85,7 +112,7 @@ func benchSlideStock(env *envtest.Environment, cfg *rest.Config, bin string, o s
 
 	// Baseline: a bare client creates and patches.
 	var r slideRun
-	if r.base, err = timed(func() error { return createAll(ctx, c, "bench-baseline", o.n, o.creators, true) }); err != nil {
+	if r.base, err = bench.Timed(func() error { return createAll(ctx, c, "bench-baseline", o.n, o.creators, true) }); err != nil {
 		return stop, fmt.Errorf("baseline: %w", err)
 	}
 	if err := c.DeleteAllOf(ctx, &v1alpha1.SlideStock{}, client.InNamespace("bench-baseline")); err != nil {
@@ -94,7 +121,7 @@ func benchSlideStock(env *envtest.Environment, cfg *rest.Config, bin string, o s
 
 	// The manager, as a separate process with default settings.
 	var metricsURL string
-	if mgr, metricsURL, err = startManager(ctx, env, bin, srv.URL); err != nil {
+	if mgr, metricsURL, err = bench.StartManager(ctx, env, bin, srv.URL); err != nil {
 		return stop, err
 	}
 	if err := r.measure(ctx, c, mgr, metricsURL, o); err != nil {
@@ -109,11 +136,11 @@ func benchSlideStock(env *envtest.Environment, cfg *rest.Config, bin string, o s
 // API writes around that and its peak RSS after.
 func (r *slideRun) measure(ctx context.Context, c client.Client, mgr *local.Process, metricsURL string, o slideOptions) error {
 	var err error
-	if r.writesBefore, err = apiWrites(metricsURL); err != nil {
+	if r.writesBefore, err = bench.APIWrites(metricsURL); err != nil {
 		return err
 	}
 	var createsDone time.Time
-	r.ctrl, err = timed(func() error {
+	r.ctrl, err = bench.Timed(func() error {
 		if err := createAll(ctx, c, "bench-controller", o.n, o.creators, false); err != nil {
 			return err
 		}
@@ -124,7 +151,7 @@ func (r *slideRun) measure(ctx context.Context, c client.Client, mgr *local.Proc
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
-	if r.writesAfter, err = apiWrites(metricsURL); err != nil {
+	if r.writesAfter, err = bench.APIWrites(metricsURL); err != nil {
 		return err
 	}
 	r.rss = mgr.PeakRSS()
@@ -154,7 +181,7 @@ func moreStocks(ctx context.Context, c client.Client, mgr *local.Process, o slid
 	if o.m <= o.n {
 		return nil
 	}
-	more, err := timed(func() error {
+	more, err := bench.Timed(func() error {
 		if err := createAll(ctx, c, "bench-more", o.m-o.n, o.creators, false); err != nil {
 			return err
 		}
@@ -173,15 +200,15 @@ func createAll(ctx context.Context, c client.Client, ns string, count, creators 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
-	return parallel(count, creators, func(i int) error {
+	return bench.Parallel(count, creators, func(i int) error {
 		s := &v1alpha1.SlideStock{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("deck-%05d", i+1), Namespace: ns}}
-		s.Spec.URL = deckURL
+		s.Spec.URL = bench.DeckURL
 		if err := c.Create(ctx, s); err != nil || !patch {
 			return err
 		}
 		p := status.NewPatcher(c, s)
 		st := &s.Status
-		st.Phase, st.Provider, st.ObservedURL, st.CanonicalURL = v1alpha1.SlideReady, v1alpha1.ProviderSpeakerDeck, deckURL, deckURL
+		st.Phase, st.Provider, st.ObservedURL, st.CanonicalURL = v1alpha1.SlideReady, v1alpha1.ProviderSpeakerDeck, bench.DeckURL, bench.DeckURL
 		st.Title, st.AuthorName, st.EmbedURL, st.Attempts = "Atom", "John Nunemaker", "https://speakerdeck.com/player/31f86a9069ae0132dede22511952b5a3", 1
 		now := metav1.Now()
 		st.LastFetchedAt = &now
@@ -211,101 +238,4 @@ func waitReady(ctx context.Context, c client.Client, ns string, count int, every
 		}
 		return ready == count, fmt.Errorf("%d of %d Ready", ready, count)
 	})
-}
-
-// startManager starts the manager binary with default settings (and
-// extra flags), pointed at the sandbox, and waits until it is ready; it
-// returns the process and the URL of its metrics.
-func startManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string, extra ...string) (*local.Process, string, error) {
-	ports, err := local.FreePorts("127.0.0.1", 2)
-	if err != nil {
-		return nil, "", err
-	}
-	args := append([]string{"--metrics-bind-address", ports[0]}, extra...)
-	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
-		args = append(args, "--upstream", f)
-	}
-	p, err := startBinary(ctx, env, bin, "manager", ports[1], 30*time.Second, nil, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	return p, "http://" + ports[0] + "/metrics", nil
-}
-
-// startBinary starts the binary name of bin with a kubeconfig of its own
-// (in a new directory, which also holds its log) and its probes on
-// readyAddr, in this process's environment plus environ (may be nil), and
-// waits at most wait until it is ready.
-func startBinary(ctx context.Context, env *envtest.Environment, bin, name, readyAddr string, wait time.Duration, environ []string, args ...string) (*local.Process, error) {
-	dir, err := os.MkdirTemp("", "switchboard-bench-"+name)
-	if err != nil {
-		return nil, err
-	}
-	kc, err := local.Kubeconfig(env, dir, "bench-"+name)
-	if err != nil {
-		return nil, err
-	}
-	p, err := local.Start(bin, dir, name, environ, append([]string{"--kubeconfig", kc, "--health-probe-bind-address", readyAddr}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	if err := local.WaitOK(ctx, "http://"+readyAddr+"/readyz", wait); err != nil {
-		p.Stop(10 * time.Second)
-		return nil, fmt.Errorf("%s (log %s): %w", name, p.Log, err)
-	}
-	return p, nil
-}
-
-// apiWrites sums the manager's rest_client_requests_total by method, for
-// the write methods.
-func apiWrites(metricsURL string) (map[string]float64, error) {
-	out := map[string]float64{}
-	err := scrape(metricsURL, func(line string) {
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			return
-		}
-		for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-			if strings.Contains(line, `method="`+method+`"`) {
-				if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-					out[method] += v
-				}
-			}
-		}
-	})
-	return out, err
-}
-
-// metricValue is the value of the unlabelled metric name at metricsURL.
-func metricValue(metricsURL, name string) (float64, error) {
-	v, found := 0.0, false
-	err := scrape(metricsURL, func(line string) {
-		if rest, ok := strings.CutPrefix(line, name+" "); ok {
-			var perr error
-			v, perr = strconv.ParseFloat(rest, 64)
-			found = perr == nil
-		}
-	})
-	if err == nil && !found {
-		err = fmt.Errorf("%s has no %s", metricsURL, name)
-	}
-	return v, err
-}
-
-// scrape hands each line of the Prometheus text at metricsURL to f; a
-// page answered with another status than 200 is an error.
-func scrape(metricsURL string, f func(line string)) error {
-	resp, err := http.Get(metricsURL)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: HTTP %d", metricsURL, resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		f(sc.Text())
-	}
-	return sc.Err()
 }

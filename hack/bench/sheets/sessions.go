@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package sheets
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/timesheet"
@@ -50,11 +51,11 @@ func benchSessionReads(ctx context.Context, rig *sheetsRig, c client.Client, con
 	// The first of the sessions the route took at this client count.
 	ids := make([]string, min(n, 1000))
 	for i := range ids {
-		ids[i] = benchSession(fmt.Sprintf("s%d", clients), i).ID
+		ids[i] = bench.Session(fmt.Sprintf("s%d", clients), i).ID
 	}
-	cached := rig.mgr.GetClient()
+	cached := rig.Mgr.GetClient()
 	route := func(id string) error {
-		return getSession(rig.hookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK)
+		return getSession(rig.HookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK)
 	}
 	bare := func(id string) error {
 		return cached.Get(ctx, types.NamespacedName{Namespace: conn.Namespace, Name: timesheet.SyncName(conn.Name, id)}, &v1alpha1.SheetSync{})
@@ -71,12 +72,12 @@ func benchSessionReads(ctx context.Context, rig *sheetsRig, c client.Client, con
 		}
 		into.add(r)
 	}
-	sortDurations(routeRate.lat)
-	sortDurations(bareRate.lat)
+	bench.SortDurations(routeRate.lat)
+	bench.SortDurations(bareRate.lat)
 	reads := 2 * len(ids)
 	fmt.Printf("\nsession reads, %d sessions twice each, %d clients (rounds: route, bare, bare, route):\n", len(ids), clients)
 	readLine := func(what string, r sheetsRate) {
-		fmt.Printf("  %-68s %10s %12.0f %10s %10s %10s\n", what, r.took.Round(time.Millisecond), r.perSecond(reads), pctMs(r.lat, 50), pctMs(r.lat, 95), pctMs(r.lat, 99))
+		fmt.Printf("  %-68s %10s %12.0f %10s %10s %10s\n", what, r.took.Round(time.Millisecond), r.perSecond(reads), bench.PctMs(r.lat, 50), bench.PctMs(r.lat, 95), bench.PctMs(r.lat, 99))
 	}
 	readLine("GET sessions/{id} through the webhook (its SheetSync kept)", routeRate)
 	readLine("baseline: bare cached Get of the SheetSync, in process", bareRate)
@@ -119,12 +120,12 @@ func benchLedger(ctx context.Context, rig *sheetsRig, c client.Client, conn *v1a
 	for i := range ids {
 		ids[i] = fmt.Sprintf("ledger-%06d", i*(ledgerSessions/len(ids)))
 	}
-	cached := rig.mgr.GetClient()
+	cached := rig.Mgr.GetClient()
 	if err := waitCached(ctx, cached, shards); err != nil {
 		return err
 	}
 	route, err := timedEach(ids, clients, func(id string) error {
-		return getSession(rig.hookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK)
+		return getSession(rig.HookURL+conn.Status.IngestPath+"/sessions/"+id, http.StatusOK)
 	})
 	if err != nil {
 		return err
@@ -135,15 +136,15 @@ func benchLedger(ctx context.Context, rig *sheetsRig, c client.Client, conn *v1a
 	if err != nil {
 		return err
 	}
-	sortDurations(route.lat)
-	sortDurations(bare.lat)
+	bench.SortDurations(route.lat)
+	bench.SortDurations(bare.lat)
 	fmt.Printf("ledger of one connection at %d collected sessions: %d Secrets, %d bytes (%.1f a session; largest shard %d bytes), built in %s, written in %s\n",
 		ledgerSessions, len(shards), size, float64(size)/ledgerSessions, largest, built.Round(time.Millisecond), written.Round(time.Millisecond))
 	fmt.Printf("  each collection rewrites its shard: at %d sessions about %d bytes a write (the SheetSync it replaces is about 2-9 kB)\n", ledgerSessions, largest)
 	fmt.Printf("  %-68s %10s %12.0f %10s %10s %10s\n", "GET sessions/{id} of a collected session (SheetSync gone: the ledger)", route.took.Round(time.Millisecond),
-		route.perSecond(len(ids)), pctMs(route.lat, 50), pctMs(route.lat, 95), pctMs(route.lat, 99))
+		route.perSecond(len(ids)), bench.PctMs(route.lat, 50), bench.PctMs(route.lat, 95), bench.PctMs(route.lat, 99))
 	fmt.Printf("  %-68s %10s %12.0f %10s %10s %10s\n", "baseline: bare cached Get of its ledger shard, in process", bare.took.Round(time.Millisecond),
-		bare.perSecond(len(ids)), pctMs(bare.lat, 50), pctMs(bare.lat, 95), pctMs(bare.lat, 99))
+		bare.perSecond(len(ids)), bench.PctMs(bare.lat, 50), bench.PctMs(bare.lat, 95), bench.PctMs(bare.lat, 99))
 	return nil
 }
 
@@ -183,7 +184,7 @@ func getSession(u string, want int) error {
 func timedEach(ids []string, clients int, f func(string) error) (sheetsRate, error) {
 	lat := make([]time.Duration, len(ids))
 	began := time.Now()
-	err := parallel(len(ids), clients, func(i int) error {
+	err := bench.Parallel(len(ids), clients, func(i int) error {
 		t := time.Now()
 		err := f(ids[i])
 		lat[i] = time.Since(t)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package notion
 
 import (
 	"bytes"
@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/setup"
@@ -59,17 +60,17 @@ func startNotionHookRig(ctx context.Context, cfg *rest.Config, wsID string) (*no
 	if err != nil {
 		return nil, err
 	}
-	if r.hookCluster, err = webhookCluster(ctx, cfg); err != nil {
-		r.close()
+	if r.HookCluster, err = webhookCluster(ctx, cfg); err != nil {
+		r.Close()
 		return nil, err
 	}
-	return r, r.start(ctx)
+	return r, r.Start(ctx)
 }
 
 // webhookCluster is cmd/webhook's cluster: Secrets cached only in its own
 // namespace ("default" here), conditions without messages, its indexes.
 func webhookCluster(ctx context.Context, cfg *rest.Config) (cluster.Cluster, error) {
-	scheme := setupScheme()
+	scheme := setup.Scheme()
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = scheme
 		o.Cache = setup.Scope{Own: []string{"default"}, SecretsOnlyInOwn: true, ConditionStatusOnly: true}.CacheOptions(scheme)
@@ -96,9 +97,9 @@ type routeRow struct {
 func (row *routeRow) round(clients, count int, seq *atomic.Int64) error {
 	var lat []time.Duration
 	var refused int
-	took, err := timed(func() error {
+	took, err := bench.Timed(func() error {
 		var err error
-		_, lat, refused, err = drive(clients, count, func(int) (bool, error) {
+		_, lat, refused, err = bench.Drive(clients, count, func(int) (bool, error) {
 			return row.send(fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1)))
 		})
 		return err
@@ -237,12 +238,12 @@ func settleSyncs(ctx context.Context, cache client.Reader, ns string, want int64
 func printRouteRows(clients int, rows []*routeRow) {
 	base := rows[0]
 	for i, row := range rows {
-		sortDurations(row.lat)
+		bench.SortDurations(row.lat)
 		ratio := "-"
 		if i > 0 {
 			ratio = fmt.Sprintf("%.2f / %.2f (≥ 0.9)", row.rate()/base.rate(), row.pairedRatio(base))
 		}
-		fmt.Printf("%-8d %-36s %12.0f %9s %9s %9s %28s", clients, row.name, row.rate(), pctMs(row.lat, 50), pctMs(row.lat, 95), pctMs(row.lat, 99), ratio)
+		fmt.Printf("%-8d %-36s %12.0f %9s %9s %9s %28s", clients, row.name, row.rate(), bench.PctMs(row.lat, 50), bench.PctMs(row.lat, 95), bench.PctMs(row.lat, 99), ratio)
 		if row.refused > 0 {
 			fmt.Printf("   (%d not accepted)", row.refused)
 		}

@@ -14,10 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package calendar is the CalendarWatch benchmark (-suite calendar):
+// renewal lateness of channels due together (renewal.go), cancellation →
+// appointment deleted (cancel.go), and the Google push route's throughput
+// (push.go), each against a bare client in the same run.
+package calendar
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -32,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
@@ -39,7 +45,39 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 )
+
+// Suite is the CalendarWatch benchmark (-suite calendar).
+type Suite struct{ o calendarOptions }
+
+// Name is the suite's -suite name.
+func (*Suite) Name() string { return "calendar" }
+
+// BindFlags registers the -cal- flags.
+func (s *Suite) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&s.o.watches, "cal-watches", 10000, "CalendarWatches whose channels fall due for renewal together (also the push targets).")
+	fs.IntVar(&s.o.pushes, "cal-pushes", 1000, "Google Calendar push notifications per client count (and as many baseline writes).")
+	fs.IntVar(&s.o.cancels, "cal-cancels", 100, "Calendar events cancelled one at a time, timed until their appointment is deleted.")
+	fs.DurationVar(&s.o.openBudget, "cal-open-budget", 0, "Time the manager gets to open every watch's first channel (0: 30 s + 45 ms per watch, and 12 min more with -cal-skip-renewal, for the steps that run before the renewals).")
+	fs.BoolVar(&s.o.skipRenewal, "cal-skip-renewal", false, "Leave the renewal benchmark out: the cancellation and push benchmarks start once the channels are open; the renewals still begin when -cal-open-budget ends, so give it room for both (a renewal during the pushes refuses those on the replaced channels).")
+	fs.IntVar(&s.o.workers, "cal-workers", 0, "The CalendarWatch controller's --calendarwatch-workers, and the renewal baseline's writers (0: its default).")
+}
+
+// Run runs the three CalendarWatch benchmarks.
+func (s *Suite) Run(e bench.Env) error {
+	o := s.o
+	if o.openBudget <= 0 {
+		o.openBudget = 30*time.Second + time.Duration(o.watches)*45*time.Millisecond
+		if o.skipRenewal {
+			// The cancellation and push steps run inside the budget:
+			// at 10,000 watches the first channels took 7m47s of its
+			// 8m, and the renewals began under the cancellations.
+			o.openBudget += 12 * time.Minute
+		}
+	}
+	return benchCalendar(e.Config, o)
+}
 
 // calendarOptions size the CalendarWatch benchmark.
 type calendarOptions struct {
@@ -80,7 +118,7 @@ const (
 // controller in an in-process manager, and the webhook server's routes on
 // a loopback listener.
 type calendarRig struct {
-	*rig
+	*bench.Rig
 	// workers is the controller's worker count.
 	workers int
 	google  *sandbox.GoogleOAuth
@@ -104,24 +142,24 @@ func startCalendarRig(ctx context.Context, cfg *rest.Config, workers int) (*cale
 		return time.Now()
 	}
 	var err error
-	if r.rig, err = newRig(ctx, cfg, sandbox.New(r.google, r.cal), &apiCounter{}); err != nil {
+	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.google, r.cal), &bench.APICounter{}); err != nil {
 		r.cal.Close()
 		return nil, err
 	}
-	stopRig := r.close
-	r.close = func() { r.cal.Close(); stopRig() }
-	cal, err := gcalendar.New(ctx, r.out)
+	stopRig := r.Close
+	r.Close = func() { r.cal.Close(); stopRig() }
+	cal, err := gcalendar.New(ctx, r.Out)
 	if err == nil {
 		err = (&calendarwatch.Reconciler{
-			Client: r.mgr.GetClient(), APIReader: r.mgr.GetAPIReader(), OAuth: r.engine, Calendar: cal, Out: r.out,
-			Recorder: r.mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: r.hookURL, Workers: r.workers,
-		}).SetupWithManager(r.mgr)
+			Client: r.Mgr.GetClient(), APIReader: r.Mgr.GetAPIReader(), OAuth: r.Engine, Calendar: cal, Out: r.Out,
+			Recorder: r.Mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: r.HookURL, Workers: r.workers,
+		}).SetupWithManager(r.Mgr)
 	}
 	if err != nil {
-		r.close()
+		r.Close()
 		return nil, err
 	}
-	return r, r.start(ctx)
+	return r, r.Start(ctx)
 }
 
 func channelSeqTime(id string) time.Time {
@@ -134,7 +172,7 @@ func benchCalendar(cfg *rest.Config, o calendarOptions) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: setupScheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: setup.Scheme()})
 	if err != nil {
 		return err
 	}
@@ -142,7 +180,7 @@ func benchCalendar(cfg *rest.Config, o calendarOptions) error {
 	if err != nil {
 		return err
 	}
-	defer rig.close()
+	defer rig.Close()
 	fmt.Printf("\nCalendarWatch: %d watches in one namespace (one calendar and token Secret each, one client Secret), instant sandbox with its push sender,\n"+
 		"controller in process (%d workers), webhook on loopback with the per-client rate limit off, real API server\n", o.watches, rig.workers)
 
@@ -167,8 +205,7 @@ func benchCalendar(cfg *rest.Config, o calendarOptions) error {
 	return nil
 }
 
-func watchName(i int) string    { return fmt.Sprintf("w%04d", i) }
-func calendarName(i int) string { return fmt.Sprintf("w%04d@example.com", i) }
+func watchName(i int) string { return fmt.Sprintf("w%04d", i) }
 
 // createWatches creates the granted watches with the sandbox clock frozen so
 // that every first channel expires at one instant E, and waits until each
@@ -188,16 +225,16 @@ func createWatches(ctx context.Context, c client.Client, rig *calendarRig, o cal
 	expire := began.Add(o.openBudget + benchRenewBefore + benchRenewSpread).Truncate(time.Second).Add(time.Second)
 	rig.frozen.Store(expire.Add(-rig.cal.MaxChannelTTL).UnixMilli())
 	names := make([]string, o.watches)
-	err := parallel(o.watches, 16, func(i int) error {
+	err := bench.Parallel(o.watches, 16, func(i int) error {
 		names[i] = watchName(i)
-		rig.cal.AddCalendar(calendarName(i))
+		rig.cal.AddCalendar(bench.CalendarName(i))
 		tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tok-" + names[i], Namespace: benchNS},
 			StringData: map[string]string{"refresh_token": rig.google.IssueRefreshToken("bench-client", targets.CalendarScope)}}
 		if err := c.Create(ctx, tok); err != nil {
 			return err
 		}
 		w := &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Name: names[i], Namespace: benchNS}}
-		w.Spec.CalendarID = calendarName(i)
+		w.Spec.CalendarID = bench.CalendarName(i)
 		w.Spec.OAuth.ClientSecretRef.Name, w.Spec.OAuth.TokenSecretRef.Name = "google-client", tok.Name
 		w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
 		w.Spec.Channel.TTL, w.Spec.Channel.RenewBefore = metav1.Duration{Duration: time.Hour}, metav1.Duration{Duration: benchRenewBefore}
@@ -220,7 +257,7 @@ func createWatches(ctx context.Context, c client.Client, rig *calendarRig, o cal
 // informer: listing 10,000 watches from the cache every poll would cost
 // the process more than the controller it measures.
 func waitOpen(ctx context.Context, rig *calendarRig, o calendarOptions, firstDue time.Time) error {
-	inf, err := rig.mgr.GetCache().GetInformer(ctx, &v1alpha1.CalendarWatch{})
+	inf, err := rig.Mgr.GetCache().GetInformer(ctx, &v1alpha1.CalendarWatch{})
 	if err != nil {
 		return err
 	}
@@ -248,22 +285,4 @@ func waitOpen(ctx context.Context, rig *calendarRig, o calendarOptions, firstDue
 		return fmt.Errorf("%d of %d channels open when the first renewals fall due: raise -cal-open-budget (now %s)", open, o.watches, o.openBudget)
 	}
 	return nil
-}
-
-// queueStats are a controller's workqueue histograms (controllerQueue)
-// (controller-runtime's metrics registry, in process): seconds waited in
-// the queue once ready, and seconds reconciling, summed, and their count.
-type queueStats struct{ waitSum, workSum, waits, works float64 }
-
-// since is what was added between two readings: items, mean wait, mean
-// work.
-func (q queueStats) since(before queueStats) (items float64, wait, work time.Duration) {
-	items = q.works - before.works
-	if n := q.waits - before.waits; n > 0 {
-		wait = time.Duration((q.waitSum - before.waitSum) / n * float64(time.Second))
-	}
-	if items > 0 {
-		work = time.Duration((q.workSum - before.workSum) / items * float64(time.Second))
-	}
-	return items, wait, work
 }

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package receive is the ReceiveLink benchmark (-suite receive): the
+// share-link resolve route against a bare cached Get, and links expiring
+// together on versitygw (Suite, in rig.go, says what it measures).
+package receive
 
 import (
 	"context"
@@ -31,14 +34,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
-// benchReceive runs the ReceiveLink benchmark (receive_rig.go says what it
+// benchReceive runs the ReceiveLink benchmark (Suite says what it
 // measures).
 func benchReceive(cfg *rest.Config, o receiveOptions) error {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -51,7 +56,7 @@ func benchReceive(cfg *rest.Config, o receiveOptions) error {
 	if err := s3.CreateBucket(ctx, benchBucket); err != nil {
 		return err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: setupScheme()})
+	c, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
 	if err != nil {
 		return err
 	}
@@ -143,16 +148,16 @@ func resolveTable(o receiveOptions, bare, resolve func(int) (bool, error)) error
 		"   baseline: a bare Get of the same short-token object from the webhook's informer cache, as many, at the same concurrency\n", o.resolves, o.links)
 	fmt.Printf("%-8s %14s %10s %10s %14s %10s %10s %12s %10s\n", "clients", "bare Get/s", "p50", "p99", "resolves/s", "p50", "p99", "ratio rate", "ratio p99")
 	for _, clients := range []int{1, 16, 64} {
-		baseRate, baseLat, _, err := drive(clients, o.resolves, bare)
+		baseRate, baseLat, _, err := bench.Drive(clients, o.resolves, bare)
 		if err != nil {
 			return err
 		}
-		rate, lat, refused, err := drive(clients, o.resolves, resolve)
+		rate, lat, refused, err := bench.Drive(clients, o.resolves, resolve)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-8d %14.0f %10s %10s %14.0f %10s %10s %12.4f %10.1f", clients, baseRate, pctMs(baseLat, 50), pctMs(baseLat, 99),
-			rate, pctMs(lat, 50), pctMs(lat, 99), rate/baseRate, ratio(pctD(lat, 99), pctD(baseLat, 99)))
+		fmt.Printf("%-8d %14.0f %10s %10s %14.0f %10s %10s %12.4f %10.1f", clients, baseRate, bench.PctMs(baseLat, 50), bench.PctMs(baseLat, 99),
+			rate, bench.PctMs(lat, 50), bench.PctMs(lat, 99), rate/baseRate, bench.Ratio(bench.PctD(lat, 99), bench.PctD(baseLat, 99)))
 		if refused > 0 {
 			fmt.Printf("   (%d not 302)", refused)
 		}
@@ -240,13 +245,13 @@ func deletionReport(expired []v1alpha1.ReceiveLink) {
 			lastDel = d
 		}
 	}
-	sortDurations(late)
+	bench.SortDurations(late)
 	peak := 0
 	for _, v := range perSecond {
 		peak = max(peak, v)
 	}
 	span := lastDel.Sub(firstDel) + time.Second
-	fmt.Printf("blob deleted after expiry (status, whole seconds): p50 %s, p99 %s, max %s\n", pctD(late, 50), pctD(late, 99), pctD(late, 100))
+	fmt.Printf("blob deleted after expiry (status, whole seconds): p50 %s, p99 %s, max %s\n", bench.PctD(late, 50), bench.PctD(late, 99), bench.PctD(late, 100))
 	fmt.Printf("S3 deletes: %d in %s = %.0f/s on average, at most %d in any one second (bound: %d/s, burst %d)\n",
 		n, span, float64(n)/span.Seconds(), peak, receivelink.DefaultDeleteRate, receivelink.DefaultDeleteRate/5)
 }
@@ -255,7 +260,7 @@ func deletionReport(expired []v1alpha1.ReceiveLink) {
 // left.
 func blobsLeft(ctx context.Context, rig *receiveRig, n int) error {
 	var left atomic.Int64
-	if err := parallel(n, 16, func(i int) error {
+	if err := bench.Parallel(n, 16, func(i int) error {
 		_, err := rig.s3.Blob.Head(ctx, rig.s3.Object(benchBucket, fmt.Sprintf("bench/x/%05d.bin", i)))
 		switch {
 		case errors.Is(err, blob.ErrNotFound):

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package calendar
 
 import (
 	"context"
@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
@@ -53,7 +54,7 @@ func pushTargets(ctx context.Context, c client.Client, rig *calendarRig, names [
 	targets := make([]pushTarget, len(names))
 	for i, name := range names {
 		var w v1alpha1.CalendarWatch
-		if err := rig.mgr.GetClient().Get(ctx, types.NamespacedName{Namespace: benchNS, Name: name}, &w); err != nil {
+		if err := rig.Mgr.GetClient().Get(ctx, types.NamespacedName{Namespace: benchNS, Name: name}, &w); err != nil {
 			return nil, err
 		}
 		var s corev1.Secret
@@ -106,7 +107,7 @@ func benchPush(ctx context.Context, c client.Client, rig *calendarRig, names []s
 	// records and the pushes.
 	var msg atomic.Int64
 	msg.Store(1000)
-	push := pusher(ctx, rig.hookURL+calendarpush.PushPath, targets, &msg)
+	push := pusher(ctx, rig.HookURL+calendarpush.PushPath, targets, &msg)
 	var seq atomic.Int64
 	bare := func(i int) (bool, error) {
 		err := touch(ctx, c, names[i%len(names)], strconv.FormatInt(seq.Add(1), 10))
@@ -124,7 +125,7 @@ func benchPush(ctx context.Context, c client.Client, rig *calendarRig, names []s
 		"   baselines, as many writes on the same watches at the same concurrency by a bare client: (a) merge-patching an annotation that reconciles nothing;\n"+
 		"   (b) merge-patching the notification record itself, which the controller syncs as it syncs the route's: the route's cost beyond its one write (goal: ratio (b) ≥ 0.9)\n", o.pushes, len(names))
 	fmt.Printf("%-8s %12s %10s %12s %10s %12s %10s %10s %10s\n", "clients", "(a) w/s", "p99", "(b) w/s", "p99", "accepted/s", "p99", "ratio (b)", "ratio (a)")
-	syncsBefore := rig.box.Calls(sandbox.CalendarEventsList)
+	syncsBefore := rig.Box.Calls(sandbox.CalendarEventsList)
 	var lastPush time.Time
 	var catchUp []string
 	for _, clients := range []int{1, 16, 64} {
@@ -150,30 +151,30 @@ func benchPush(ctx context.Context, c client.Client, rig *calendarRig, names []s
 	// Baseline (b) records notifications as the route does, and the
 	// controller syncs for those too.
 	fmt.Printf("controller caught up (every watch synced its last notification) %s after each run's last push (1, 16, 64 clients); %d events.list calls for %d recorded notifications (%d pushes, %d baseline (b) records; a burst on one watch is one sync)\n",
-		strings.Join(catchUp, ", "), rig.box.Calls(sandbox.CalendarEventsList)-syncsBefore, 6*o.pushes, 3*o.pushes, 3*o.pushes)
+		strings.Join(catchUp, ", "), rig.Box.Calls(sandbox.CalendarEventsList)-syncsBefore, 6*o.pushes, 3*o.pushes, 3*o.pushes)
 	return nil
 }
 
 // pushRow drives the baselines, then the pushes, with clients clients,
 // the controller idle before each, and prints the table's row.
 func pushRow(ctx context.Context, c client.Reader, watches, clients, count int, bare, record, push func(int) (bool, error)) error {
-	baseRate, baseLat, _, err := drive(clients, count, bare)
+	baseRate, baseLat, _, err := bench.Drive(clients, count, bare)
 	if err != nil {
 		return err
 	}
-	recRate, recLat, _, err := drive(clients, count, record)
+	recRate, recLat, _, err := bench.Drive(clients, count, record)
 	if err != nil {
 		return err
 	}
 	if err := waitNotificationsHandled(ctx, c, watches, 3*time.Minute); err != nil {
 		return err
 	}
-	rate, lat, refused, err := drive(clients, count, push)
+	rate, lat, refused, err := bench.Drive(clients, count, push)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%-8d %12.0f %10s %12.0f %10s %12.0f %10s %10.2f %10.2f", clients, baseRate, pctMs(baseLat, 99), recRate, pctMs(recLat, 99),
-		rate, pctMs(lat, 99), rate/recRate, rate/baseRate)
+	fmt.Printf("%-8d %12.0f %10s %12.0f %10s %12.0f %10s %10.2f %10.2f", clients, baseRate, bench.PctMs(baseLat, 99), recRate, bench.PctMs(recLat, 99),
+		rate, bench.PctMs(lat, 99), rate/recRate, rate/baseRate)
 	if refused > 0 {
 		fmt.Printf("   (%d not accepted)", refused)
 	}

@@ -14,15 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package notion
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
-	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -34,34 +32,44 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
-// apiCounter counts a client's requests to the API server by kind.
-type apiCounter struct{ reads, writes, watches atomic.Int64 }
-
-type countingTransport struct {
-	next http.RoundTripper
-	c    *apiCounter
+// PaperSync is the PaperSync drain benchmark (-suite papersync).
+type PaperSync struct {
+	syncs int
+	sizes string
 }
 
-func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch {
-	case req.Method == http.MethodGet && strings.Contains(req.URL.RawQuery, "watch=true"):
-		t.c.watches.Add(1)
-	case req.Method == http.MethodGet:
-		t.c.reads.Add(1)
-	default:
-		t.c.writes.Add(1)
+// Name is the suite's -suite name.
+func (*PaperSync) Name() string { return "papersync" }
+
+// BindFlags registers -syncs and -sync-sizes.
+func (s *PaperSync) BindFlags(fs *flag.FlagSet) {
+	fs.IntVar(&s.syncs, "syncs", 1000, "PaperSyncs in the drain compared with the bare-client baseline.")
+	fs.StringVar(&s.sizes, "sync-sizes", "500,5000", "PaperSync bursts on one integration whose cost per sync is compared.")
+}
+
+// Check checks -sync-sizes.
+func (s *PaperSync) Check() error {
+	if _, err := bench.PositiveInts(s.sizes); err != nil {
+		return errors.New("-sync-sizes wants positive numbers separated by commas")
 	}
-	return t.next.RoundTrip(req)
+	return nil
 }
 
-func (c *apiCounter) snapshot() [3]int64 {
-	return [3]int64{c.reads.Load(), c.writes.Load(), c.watches.Load()}
+// Run runs the benchmark, with -creators creating clients.
+func (s *PaperSync) Run(e bench.Env) error {
+	sizes, err := bench.PositiveInts(s.sizes)
+	if err != nil {
+		return err
+	}
+	return benchPaperSync(e.Config, s.syncs, sizes, e.Creators)
 }
 
 // benchPaperSync measures how fast the manager drains a burst of
@@ -73,7 +81,7 @@ func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl.SetLogger(logr.Discard())
-	scheme := setupScheme()
+	scheme := setup.Scheme()
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
@@ -92,14 +100,12 @@ func benchPaperSync(cfg *rest.Config, n int, sizes []int, creators int) error {
 		return err
 	}
 
-	counted := rest.CopyConfig(cfg)
-	calls := &apiCounter{}
-	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
-	rig, err := startNotionRig(ctx, counted, "be4c0000-0000-4000-8000-000000000002")
+	calls := &bench.APICounter{}
+	rig, err := startNotionRig(ctx, bench.Counted(cfg, calls), "be4c0000-0000-4000-8000-000000000002")
 	if err != nil {
 		return err
 	}
-	defer rig.close()
+	defer rig.Close()
 	d := &paperDrain{c: c, rig: rig, calls: calls, creators: creators}
 
 	burst, err := d.run(ctx, "bench-ps-burst", n)
@@ -139,8 +145,8 @@ func paperBaselines(ctx context.Context, c client.Client, n, creators int) (base
 			Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "none"},
 				PageID: fmt.Sprintf("00000000-0000-4000-8000-%012x", i), Link: "https://arxiv.org/abs/2301.12345", ArxivID: "2301.12345"}}
 	}
-	baseTime, err = timed(func() error {
-		return parallel(n, creators, func(i int) error {
+	baseTime, err = bench.Timed(func() error {
+		return bench.Parallel(n, creators, func(i int) error {
 			ps := bareSync(i)
 			if err := c.Create(ctx, ps); err != nil {
 				return err
@@ -155,8 +161,8 @@ func paperBaselines(ctx context.Context, c client.Client, n, creators int) (base
 	if err := c.List(ctx, &list, client.InNamespace(base)); err != nil {
 		return 0, 0, err
 	}
-	patchTime, err = timed(func() error {
-		return parallel(len(list.Items), creators, func(i int) error { return finish(&list.Items[i]) })
+	patchTime, err = bench.Timed(func() error {
+		return bench.Parallel(len(list.Items), creators, func(i int) error { return finish(&list.Items[i]) })
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("patch baseline: %w", err)
@@ -169,7 +175,7 @@ func paperBaselines(ctx context.Context, c client.Client, n, creators int) (base
 type paperDrain struct {
 	c        client.Client
 	rig      *notionRig
-	calls    *apiCounter
+	calls    *bench.APICounter
 	creators int
 }
 
@@ -191,22 +197,22 @@ func (d *paperDrain) run(ctx context.Context, ns string, count int) (drainResult
 	for i := range rows {
 		rows[i] = d.rig.notion.AddRow(ni.Status.DatabaseID, map[string]any{"Link": "https://arxiv.org/abs/2301.12345"})
 	}
-	d.rig.box.ResetCalls()
-	before := d.calls.snapshot()
-	took, err := timed(func() error {
+	d.rig.Box.ResetCalls()
+	before := d.calls.Snapshot()
+	took, err := bench.Timed(func() error {
 		if err := createSyncs(ctx, d.c, count, d.creators, func(i int) *v1alpha1.PaperSync {
 			return papers.NewSync(ni, rows[i], "https://arxiv.org/abs/2301.12345", "2301.12345")
 		}); err != nil {
 			return err
 		}
-		return waitSucceeded(ctx, d.rig.mgr.GetClient(), ns, count)
+		return waitSucceeded(ctx, d.rig.Mgr.GetClient(), ns, count)
 	})
 	if err != nil {
 		return drainResult{}, err
 	}
-	after := d.calls.snapshot()
+	after := d.calls.Snapshot()
 	return drainResult{n: count, took: took, reads: float64(after[0]-before[0]) / float64(count),
-		writes: float64(after[1]-before[1]) / float64(count), arxivReq: float64(d.rig.box.Calls(sandbox.ArxivQuery))}, nil
+		writes: float64(after[1]-before[1]) / float64(count), arxivReq: float64(d.rig.Box.Calls(sandbox.ArxivQuery))}, nil
 }
 
 // growth drains a burst of each size and prints how the cost per sync
@@ -240,7 +246,7 @@ func benchIntegration(ctx context.Context, c client.Client, ns string, notionEmu
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return nil, err
 	}
-	if err := createSecrets(ctx, c, ns, map[string]map[string]string{
+	if err := bench.CreateSecrets(ctx, c, ns, map[string]map[string]string{
 		"notion-client":  {"client_id": "bench-client", "client_secret": "bench-secret"},
 		"notion-webhook": {"token": "bench-webhook-token-0123456789"},
 		"notion-token":   {"refresh_token": notionEmu.IssueRefreshToken("bench-client", ws)},
@@ -272,34 +278,12 @@ func benchIntegration(ctx context.Context, c client.Client, ns string, notionEmu
 func createSyncs(ctx context.Context, c client.Client, count, creators int, build func(int) *v1alpha1.PaperSync) error {
 	// AlreadyExists is the integration's backfill having found the row
 	// first, as the webhook would take it: the same PaperSync.
-	return parallel(count, creators, func(i int) error {
+	return bench.Parallel(count, creators, func(i int) error {
 		if err := c.Create(ctx, build(i)); !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		return nil
 	})
-}
-
-// parallel runs f(0..count-1) on `workers` goroutines; the first error wins.
-func parallel(count, workers int, f func(int) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < count; i = int(next.Add(1)) - 1 {
-				if err := f(i); err != nil {
-					once.Do(func() { first = err })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 // waitSucceeded polls the manager's cache (no load on the API server)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package notion
 
 import (
 	"context"
@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/papers"
@@ -98,7 +99,7 @@ func (h eventsHook) request(body []byte) *http.Request {
 // the engineer reads it there and pastes it into Notion. It answers the
 // route, signing with the stored token, once the route takes signed events.
 func subscribe(ctx context.Context, c client.Client, rig *notionRig, ni *v1alpha1.NotionIntegration, httpc *http.Client) (eventsHook, error) {
-	h := eventsHook{url: rig.hookURL + ni.Status.EventsPath, workspace: rig.ws.ID, database: ni.Status.DatabaseID, httpc: httpc}
+	h := eventsHook{url: rig.HookURL + ni.Status.EventsPath, workspace: rig.ws.ID, database: ni.Status.DatabaseID, httpc: httpc}
 	if ni.Status.EventsPath == "" {
 		return h, fmt.Errorf("integration %s/%s is Ready without status.eventsPath", ni.Namespace, ni.Name)
 	}
@@ -165,9 +166,9 @@ func eventFill(ctx context.Context, notionEmu *sandbox.Notion, sub string, rows 
 		one = append(one, took...)
 		time.Sleep(time.Until(t0.Add(gap)))
 	}
-	sortDurations(one)
+	bench.SortDurations(one)
 	fmt.Printf("\nconnection event → page filled (sandbox subscription, verified by the stored token; a person's edit of Link; aggregation window 10ms; page reads paced at %d/s):\n", notion.RequestsPerSecond)
-	fmt.Printf("  one at a time (%d edits, %s apart): mean %s, p50 %s, p95 %s\n", pages, gap, meanD(one).Round(100*time.Microsecond), pctMs(one, 50), pctMs(one, 95))
+	fmt.Printf("  one at a time (%d edits, %s apart): mean %s, p50 %s, p95 %s\n", pages, gap, bench.MeanD(one).Round(100*time.Microsecond), bench.PctMs(one, 50), bench.PctMs(one, 95))
 	burst := rows[pages:]
 	if len(burst) == 0 {
 		return nil
@@ -177,10 +178,10 @@ func eventFill(ctx context.Context, notionEmu *sandbox.Notion, sub string, rows 
 	if err != nil {
 		return err
 	}
-	sortDurations(each)
+	bench.SortDurations(each)
 	floor := time.Duration(len(burst)) * time.Second / notion.RequestsPerSecond
 	fmt.Printf("  burst of %d edits at once: all filled in %s (floor %d/%d = %s of page reads at Notion's rate limit, its first %d reads in one burst); per page p50 %s, p95 %s\n",
-		len(burst), each[len(each)-1].Round(time.Millisecond), len(burst), notion.RequestsPerSecond, floor, notion.RequestsPerSecond, pctMs(each, 50), pctMs(each, 95))
+		len(burst), each[len(each)-1].Round(time.Millisecond), len(burst), notion.RequestsPerSecond, floor, notion.RequestsPerSecond, bench.PctMs(each, 50), bench.PctMs(each, 95))
 	return nil
 }
 

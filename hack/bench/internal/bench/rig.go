@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/webhook"
+)
+
+// Rig is what the in-process benchmarks share, wired as the end-to-end
+// tests wire it: an instant sandbox over HTTP, the outbound policy pointed
+// at it, a manager with default options (its requests to the API server
+// counted when Calls is set), the one OAuth engine, and the webhook
+// server's routes on a loopback listener (HookURL). A benchmark adds its
+// controllers to Mgr, then calls Start.
+type Rig struct {
+	Box       *sandbox.Server
+	Upstreams *upstream.Set
+	Out       *outbound.Client
+	Mgr       ctrl.Manager
+	Engine    *oauth.Engine
+	HookURL   string
+	Calls     *APICounter
+	// HookMetrics is the webhook server's metrics registry.
+	HookMetrics *prometheus.Registry
+	// HookCluster, when set before Start, is the webhook routes' client
+	// and cache, as cmd/webhook builds them; nil serves them on the
+	// manager's client.
+	HookCluster cluster.Cluster
+	ln          net.Listener
+	// Close stops the sandbox and the listener.
+	Close func()
+}
+
+// NewRig builds the rig on cfg around box, not yet started; calls, when
+// not nil, counts the manager's requests to the API server.
+func NewRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *APICounter) (*Rig, error) {
+	r := &Rig{Box: box, Calls: calls}
+	sbx := httptest.NewServer(box)
+	r.Close = sbx.Close
+	r.Upstreams = sandbox.Upstreams(sbx.URL)
+	var err error
+	if r.Out, err = outbound.New(r.Upstreams, outbound.Options{}); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if calls != nil {
+		cfg = Counted(cfg, calls)
+	}
+	// The suites run one after another in one process: each builds the
+	// same controllers anew, which controller-runtime's check of unique
+	// names would refuse.
+	// The cache and client options are the manager binary's (setup); the
+	// webhook routes served here read no Secret from the cache.
+	scheme := setup.Scheme()
+	r.Mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+		Cache: setup.Scope{SecretsOnlyWake: true}.CacheOptions(scheme), Client: client.Options{Cache: ptr.To(setup.ClientOptions())},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+	if err == nil {
+		err = index.Register(ctx, r.Mgr.GetCache())
+	}
+	if err == nil {
+		r.ln, r.HookURL, err = ListenLoopback()
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.Close = func() { _ = r.ln.Close(); sbx.Close() }
+	r.Engine = &oauth.Engine{Store: &oauth.Store{Reader: r.Mgr.GetAPIReader(), Writer: r.Mgr.GetClient()}, Out: r.Out}
+	return r, nil
+}
+
+// ListenLoopback listens on a free loopback port, for a webhook server,
+// and returns the listener and its base URL.
+func ListenLoopback() (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	return ln, "http://" + ln.Addr().String(), nil
+}
+
+// Start serves the webhook routes and starts the manager until ctx ends.
+func (r *Rig) Start(ctx context.Context) error {
+	// RateLimit is zero: the per-client limit is off, since every
+	// benchmark client shares 127.0.0.1.
+	r.HookMetrics = prometheus.NewRegistry()
+	hookClient, hookReader := r.Mgr.GetClient(), r.Mgr.GetAPIReader()
+	if r.HookCluster != nil {
+		hookClient, hookReader = r.HookCluster.GetClient(), r.HookCluster.GetAPIReader()
+		go func() { _ = r.HookCluster.Start(ctx) }()
+	}
+	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard(), Registerer: r.HookMetrics},
+		webhook.Deps{Client: hookClient, APIReader: hookReader, Upstreams: r.Upstreams, Outbound: r.Out, Log: logr.Discard(),
+			PublicURL: r.HookURL, StateNamespace: "default"}, webhook.Families()...)
+	if err != nil {
+		r.Close()
+		return err
+	}
+	go func() { _ = hook.Serve(ctx, r.ln) }()
+	go func() { _ = r.Mgr.Start(ctx) }()
+	return nil
+}
+
+// CreateSecrets creates the Secrets of data (name → string data) in ns.
+func CreateSecrets(ctx context.Context, c client.Client, ns string, data map[string]map[string]string) error {
+	for name, d := range data {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: d}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// APICounter counts a client's requests to the API server by kind.
+type APICounter struct{ reads, writes, watches atomic.Int64 }
+
+// Snapshot is the reads, writes and watches counted so far.
+func (c *APICounter) Snapshot() [3]int64 {
+	return [3]int64{c.reads.Load(), c.writes.Load(), c.watches.Load()}
+}
+
+// Counted is a copy of cfg whose requests calls counts.
+func Counted(cfg *rest.Config, calls *APICounter) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: calls} })
+	return cfg
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	c    *APICounter
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch {
+	case req.Method == http.MethodGet && strings.Contains(req.URL.RawQuery, "watch=true"):
+		t.c.watches.Add(1)
+	case req.Method == http.MethodGet:
+		t.c.reads.Add(1)
+	default:
+		t.c.writes.Add(1)
+	}
+	return t.next.RoundTrip(req)
+}
