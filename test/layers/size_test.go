@@ -30,7 +30,7 @@ import (
 	"testing"
 )
 
-// The size rules (docs/development.md, "Size"), for the Go files a
+// The size rules (docs/development.md, "Size."), for the Go files a
 // person writes: no function or method over maxFuncLines, from its func
 // line to its closing brace, and no file over maxFileLines, or
 // maxSandboxFileLines in the emulators (internal/sandbox), whose files
@@ -162,7 +162,7 @@ func TestSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range found {
-		t.Errorf("%s: split it (docs/development.md, \"Size\")", o)
+		t.Errorf("%s: split it (docs/development.md, \"Size.\")", o)
 	}
 }
 
