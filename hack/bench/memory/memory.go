@@ -17,7 +17,7 @@ limitations under the License.
 // Package memory is the memory benchmark (-suite memory): the manager and
 // webhook binaries, as the chart runs them (one Deployment each; watching
 // the benchmark's namespace, which holds every object), with objects of
-// all seven kinds at once, and each binary's resident set and live heap
+// every kind but NotionSignup at once, and each binary's resident set and live heap
 // (after a collection) at three points of one run:
 //
 //   - idle, no Switchboard object: the baseline;
@@ -74,7 +74,7 @@ func (*Suite) Name() string { return "memory" }
 // BindFlags registers the -mem- flags.
 func (s *Suite) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&s.o.first, "mem-first", 1000, "Objects of each kind at the memory benchmark's first reading.")
-	fs.IntVar(&s.o.objects, "mem-objects", 10000, "Objects of each kind at the memory benchmark's second reading (all seven kinds at once).")
+	fs.IntVar(&s.o.objects, "mem-objects", 10000, "Objects of each kind at the memory benchmark's second reading (every kind but NotionSignup, at once).")
 	fs.StringVar(&s.o.profileDir, "mem-profile", "", "Directory for each binary's heap profile at each reading of the memory benchmark (go tool pprof); empty takes none.")
 	fs.StringVar(&s.limits, "mem-limits", "300Mi,150Mi", "Container memory limits of the manager and the webhook in the memory benchmark (each binary's soft limit, GOMEMLIMIT, is what it sets from its cgroup: 90 %, and 64 MiB below at the least); \"none\" runs both without.")
 	fs.DurationVar(&s.o.settle, "mem-settle", time.Hour, "How long the memory benchmark waits for the objects of one reading to be reconciled once they are created.")
@@ -165,7 +165,7 @@ func printMemoryHeader(o memoryOptions) {
 	if o.ownNamespace {
 		watching = "--watch-namespaces " + memNS
 	}
-	fmt.Printf("\nMemory: the manager and webhook binaries (default flags, watching %s), objects of all 7 kinds at once on the real API server,\n"+
+	fmt.Printf("\nMemory: the manager and webhook binaries (default flags, watching %s), objects of every kind but NotionSignup at once on the real API server,\n"+
 		"SlideStocks stocked from an instant sandbox, links minted on versitygw, OAuth parents waiting for a connect with a PaperSync or SheetSync each;\n"+
 		"container memory limits %s (manager) and %s (webhook): soft limits (GOMEMLIMIT, setup.SoftMemoryLimit) %s and %s\n",
 		watching, limitText(o.managerLimit), limitText(o.webhookLimit), limitText(setup.SoftMemoryLimit(o.managerLimit)), limitText(setup.SoftMemoryLimit(o.webhookLimit)))
@@ -174,7 +174,10 @@ func printMemoryHeader(o memoryOptions) {
 // memReadings reads both binaries idle, then at o.first and o.objects of
 // each kind, each reconciled, printing each reading as it is taken.
 func memReadings(ctx context.Context, cfg *rest.Config, c client.Client, s3 *testenv.S3, procs memProcs, o memoryOptions) ([]memReading, error) {
-	kinds := memKinds()
+	kinds, err := memKinds()
+	if err != nil {
+		return nil, err
+	}
 	fmt.Printf("%-34s %14s %14s %14s %14s %14s %14s\n", "", "manager RSS", "manager peak", "manager heap", "webhook RSS", "webhook peak", "webhook heap")
 	idle, err := procs.read(0)
 	if err != nil {
