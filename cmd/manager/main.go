@@ -19,6 +19,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -26,17 +27,13 @@ import (
 	_ "time/tzdata" // spreadsheet time zones are IANA names; a static image has no zoneinfo
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/audit"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/resmetrics"
 	"github.com/switchboard-dev/switchboard/internal/setup"
@@ -56,40 +53,21 @@ func main() {
 	}
 	setupLog := setup.InitLogging(&opts.zap).WithName("setup")
 	setup.SetMemoryLimit(setupLog)
-	fail := func(err error, msg string, kv ...any) {
-		setupLog.Error(err, msg, kv...)
+	fail := func(err error, msg string) {
+		setupLog.Error(err, msg)
 		os.Exit(1)
 	}
 	if err := audit.Setup(ctrl.Log, ctrlmetrics.Registry); err != nil {
 		fail(err, "cannot set up the audit record")
 	}
 	resources := &resmetrics.Handler{}
-	mgr, err := newManager(&opts, wire.Namespaces(controllers), resources)
-	if err != nil {
-		fail(err, "cannot create manager")
-	}
-	resources.Reader, resources.Namespaces, resources.Serving = mgr.GetCache(), setup.ParseNamespaces(opts.watchNamespaces), elected(mgr.Elected())
 	ctx := ctrl.SetupSignalHandler()
-	if err := index.RegisterFor(ctx, mgr.GetCache(), index.Manager); err != nil {
-		fail(err, "cannot register field indexes")
-	}
-	out, err := outbound.New(opts.upstreams, outbound.Options{Timeout: opts.outboundTimeout, Registerer: ctrlmetrics.Registry,
-		Sink: outbound.SinkPolicy{DenyPrivateNetworks: opts.sinkDenyPrivate}})
+	op, err := build(ctx, &opts, controllers, resources)
 	if err != nil {
-		fail(err, "cannot build the outbound HTTP client")
+		fail(err, "cannot build the manager")
 	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	deps := wire.Deps{Outbound: out, OAuth: engine, PublicURL: opts.publicURL, StateNamespace: opts.stateNamespace,
-		Registerer: ctrlmetrics.Registry, Shard: opts.shard,
-		Watch: setup.ParseNamespaces(opts.watchNamespaces)}
-	for _, k := range controllers {
-		if err := k.Setup(mgr, deps); err != nil {
-			fail(err, "cannot set up controller", "controller", k.Name())
-		}
-	}
-	if err := grant.SetupHandover(mgr, engine, opts.stateNamespace, opts.shard, wire.SignUps(controllers)...); err != nil {
-		fail(err, "cannot add the OAuth grant receiver")
-	}
+	mgr := op.Manager
+	resources.Reader, resources.Namespaces, resources.Serving = mgr.GetCache(), op.Deps.Watch, elected(mgr.Elected())
 	if err := addCollectors(mgr, opts.stateNamespace); err != nil {
 		fail(err, "cannot add the collectors")
 	}
@@ -102,39 +80,34 @@ func main() {
 	}
 }
 
-// newManager builds the manager: its cache scoped to the watched
-// namespaces plus the operator's own (OAuth states, short-token objects),
-// and its metrics server serving resources' metrics beside its own.
-func newManager(o *options, own []string, resources http.Handler) (ctrl.Manager, error) {
+// build builds the manager as every suite and benchmark does
+// (wire.Operator), with the manager's flags: its cache scoped to the
+// watched namespaces plus the operator's own (OAuth states, short-token
+// objects), its outbound policy, its metrics server serving resources'
+// metrics beside its own, its probes and its leader election.
+func build(ctx context.Context, o *options, controllers []wire.Kind, resources http.Handler) (*wire.Built, error) {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes configuration: %w", err)
 	}
-	scheme := setup.Scheme()
-	cache := setup.ClientOptions()
-	mo := ctrl.Options{
-		Scheme: scheme,
-		Cache: setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces),
-			Own: append([]string{o.stateNamespace}, own...), Shard: o.shard, SecretsOnlyWake: true}.CacheOptions(scheme),
-		Client: client.Options{Cache: &cache},
-		Metrics: metricsserver.Options{BindAddress: o.metricsAddr,
-			ExtraHandlers: map[string]http.Handler{resmetrics.Path: resources}},
-		HealthProbeBindAddress:        o.probeAddr,
-		PprofBindAddress:              o.pprofAddr,
-		LeaderElection:                o.leader.elect,
-		LeaderElectionID:              o.leader.id,
-		LeaderElectionNamespace:       o.leader.namespace,
-		LeaseDuration:                 &o.leader.leaseDuration,
-		RenewDeadline:                 &o.leader.renewDeadline,
-		RetryPeriod:                   &o.leader.retryPeriod,
-		LeaderElectionReleaseOnCancel: true,
-	}
-	if o.kubeAPI.QPS > 0 {
-		// The Lease is renewed outside --kube-api-qps: a client busy up to
-		// its limit must not cost the leader its lease.
-		mo.LeaderElectionConfig = cfg
-	}
-	return ctrl.NewManager(o.kubeAPI.Limit(cfg), mo)
+	return wire.Operator{
+		Kinds:     controllers,
+		Upstreams: o.upstreams,
+		OutboundOptions: outbound.Options{Timeout: o.outboundTimeout, Registerer: ctrlmetrics.Registry,
+			Sink: outbound.SinkPolicy{DenyPrivateNetworks: o.sinkDenyPrivate}},
+		Deps: wire.Deps{PublicURL: o.publicURL, StateNamespace: o.stateNamespace, Registerer: ctrlmetrics.Registry,
+			Shard: o.shard, Watch: setup.ParseNamespaces(o.watchNamespaces)},
+		Options: func(mo *ctrl.Options) {
+			mo.Metrics = metricsserver.Options{BindAddress: o.metricsAddr, ExtraHandlers: map[string]http.Handler{resmetrics.Path: resources}}
+			mo.HealthProbeBindAddress, mo.PprofBindAddress = o.probeAddr, o.pprofAddr
+			o.leader.apply(mo)
+			if o.kubeAPI.QPS > 0 {
+				// The Lease is renewed outside --kube-api-qps: a client busy
+				// up to its limit must not cost the leader its lease.
+				mo.LeaderElectionConfig = cfg
+			}
+		},
+	}.Build(ctx, o.kubeAPI.Limit(cfg))
 }
 
 // elected reports whether the manager leads: only the leader serves the

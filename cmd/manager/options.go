@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -78,6 +79,14 @@ func (o *leaderOptions) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", defaultLeaseDuration, "How long a lease lasts without renewal: a standby takes over a leader that stopped renewing after this long.")
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", defaultRenewDeadline, "How long the leader keeps trying to renew its lease (through an API server outage, say) before it gives up leadership and exits, for the kubelet to restart it; shorter than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", defaultRetryPeriod, "Time between two attempts to acquire or renew the lease; the renew deadline must exceed 1.2 times it.")
+}
+
+// apply sets the manager's leader election from the flags; the lease is
+// released when the manager stops, so a standby takes over at once.
+func (o *leaderOptions) apply(mo *ctrl.Options) {
+	mo.LeaderElection, mo.LeaderElectionID, mo.LeaderElectionNamespace = o.elect, o.id, o.namespace
+	mo.LeaseDuration, mo.RenewDeadline, mo.RetryPeriod = &o.leaseDuration, &o.renewDeadline, &o.retryPeriod
+	mo.LeaderElectionReleaseOnCancel = true
 }
 
 // validate checks what flag parsing cannot, naming the flags, and parses

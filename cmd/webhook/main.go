@@ -42,7 +42,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/session"
 	"github.com/switchboard-dev/switchboard/internal/setup"
@@ -116,8 +115,7 @@ func (o *options) cluster(cfg *rest.Config) (cluster.Cluster, error) {
 	scheme := setup.Scheme()
 	return cluster.New(cfg, func(co *cluster.Options) {
 		co.Scheme = scheme
-		co.Cache = setup.Scope{Watch: setup.ParseNamespaces(o.watchNamespaces), Own: []string{o.stateNamespace, o.links.namespace},
-			SecretsOnlyInOwn: true, ConditionStatusOnly: true}.CacheOptions(scheme)
+		co.Cache = setup.WebhookScope(setup.ParseNamespaces(o.watchNamespaces), []string{o.stateNamespace, o.links.namespace}).CacheOptions(scheme)
 	})
 }
 
@@ -169,7 +167,7 @@ func (o *options) signIn(cl cluster.Cluster, out *outbound.Client) (*webhook.Sig
 		return nil, err
 	}
 	return &webhook.SignIn{Sessions: &session.Store{Reader: cl.GetAPIReader(), Writer: cl.GetClient(), Namespace: o.stateNamespace,
-		Engine: &oauth.Engine{Store: &oauth.Store{Reader: cl.GetAPIReader(), Writer: cl.GetClient()}, Out: out}, ClientKey: key}}, nil
+		Engine: setup.Engine(cl, out), ClientKey: key}}, nil
 }
 
 func init() {

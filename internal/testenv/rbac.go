@@ -23,27 +23,19 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
 // ChartRBAC is the chart's RBAC installed in the test's API server: the
@@ -171,60 +163,6 @@ func WithChartRBAC(r **ChartRBAC, namespace string, set ...string) func(*Env) (f
 	}
 }
 
-// PinnedTool is the path of a tool the Makefile pins: $<ENV> (the
-// Makefile sets it), else bin/<name> of the repository.
-func PinnedTool(name, env string) (string, error) {
-	bin := os.Getenv(env)
-	if bin == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			return "", err
-		}
-		bin = filepath.Join(root, "bin", name)
-	}
-	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the tool the test's own environment names
-		return "", fmt.Errorf("%s not found at %s: run `make %s` or set %s", name, bin, name, env)
-	}
-	return bin, nil
-}
-
-// DefaultChromium is where Debian's chromium package puts the browser.
-const DefaultChromium = "/usr/bin/chromium"
-
-// Chromium is the path of the Chromium the browser tests drive: $CHROMIUM
-// (the Makefile sets it), else DefaultChromium. Unlike the tools in bin/,
-// it is a Debian package (`make chromium` installs it as root). A missing
-// browser is an error, so the tests fail rather than skip.
-func Chromium() (string, error) {
-	bin := os.Getenv("CHROMIUM")
-	if bin == "" {
-		bin = DefaultChromium
-	}
-	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the browser the test's own environment names
-		return "", fmt.Errorf("chromium not found at %s: run `make chromium` (as root) or set CHROMIUM", bin)
-	}
-	return bin, nil
-}
-
-// Helm runs the pinned helm (PinnedTool) with args, in a throwaway home:
-// no user configuration or cache leaks in, and nothing is written to the
-// user's home.
-func Helm(ctx context.Context, stdout, stderr io.Writer, args ...string) error {
-	bin, err := PinnedTool("helm", "HELM")
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "helm-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // the pinned helm with the test's own arguments
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+dir, "HELM_CONFIG_HOME="+dir, "HELM_DATA_HOME="+dir)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	return cmd.Run()
-}
-
 // impersonate is cfg acting as a ServiceAccount, as its token would.
 func (r *ChartRBAC) impersonate(cfg *rest.Config, namespace, user string) *rest.Config {
 	c := rest.CopyConfig(cfg)
@@ -276,24 +214,4 @@ func (r *ChartRBAC) Can(e *Env, user, verb, resource, namespace string) (bool, e
 		return false, err
 	}
 	return sar.Status.Allowed, nil
-}
-
-// WebhookManager is the webhook server's cache and client as cmd/webhook
-// builds them, on cfg (usually ChartRBAC.Webhook): Secrets cached only in
-// the own namespaces, the field indexes registered. Start it with
-// StartManager.
-func WebhookManager(e *Env, cfg *rest.Config, own []string, opts ...func(*ctrl.Options)) (ctrl.Manager, error) {
-	o := ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache: setup.Scope{Own: own, SecretsOnlyInOwn: true, ConditionStatusOnly: true}.CacheOptions(e.Scheme)}
-	for _, f := range opts {
-		f(&o)
-	}
-	mgr, err := ctrl.NewManager(cfg, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := index.RegisterFor(context.Background(), mgr.GetCache(), index.Webhook); err != nil {
-		return nil, err
-	}
-	return mgr, nil
 }

@@ -17,8 +17,8 @@ limitations under the License.
 // Package wire is how the manager builds every kind's controller the same
 // way: each kind's package exports a Controller that binds its own flags
 // and sets itself up from the manager's shared Deps, and cmd/manager lists
-// them, one line a kind. Tests and benchmarks build controllers the same
-// way.
+// them, one line a kind. Operator builds the manager around them, for
+// cmd/manager, the suites and the benchmarks alike.
 package wire
 
 import (

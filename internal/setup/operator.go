@@ -1,0 +1,48 @@
+/*
+Copyright 2026 The Switchboard Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package setup
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/outbound"
+)
+
+// WebhookScope is the webhook server's scope: the watched namespaces, and
+// Secrets cached only in its own (it holds no right to Secrets anywhere
+// else), each condition without its message. cmd/webhook and the suites'
+// webhook managers (testenv.WebhookManager) use it.
+func WebhookScope(watch, own []string) Scope {
+	return Scope{Watch: watch, Own: own, SecretsOnlyInOwn: true, ConditionStatusOnly: true}
+}
+
+// Clients are a manager's or a cluster's clients.
+type Clients interface {
+	// GetClient is the cached client, which writes.
+	GetClient() client.Client
+	// GetAPIReader reads from the API server.
+	GetAPIReader() client.Reader
+}
+
+// Engine is a binary's one OAuth engine: it reads Secrets from the API
+// server and writes them through c's client, and calls the providers
+// through out. The manager's (wire.Operator) and the webhook's sign-in
+// are built here.
+func Engine(c Clients, out *outbound.Client) *oauth.Engine {
+	return &oauth.Engine{Store: &oauth.Store{Reader: c.GetAPIReader(), Writer: c.GetClient()}, Out: out}
+}
