@@ -20,17 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// SyncPhase is the lifecycle of one unit of inbound work (a PaperSync or a
-// SheetSync): Pending until it is written upstream, then Succeeded or Failed.
-// +kubebuilder:validation:Enum=Pending;Succeeded;Failed
-type SyncPhase string
-
-const (
-	SyncPending   SyncPhase = "Pending"
-	SyncSucceeded SyncPhase = "Succeeded"
-	SyncFailed    SyncPhase = "Failed"
-)
-
 // PaperSyncSpec is one Notion event: fill this page with the metadata of
 // this arXiv paper (seed 000 §3.3), or, for a connection-webhook event
 // that names only the page, read the page first and fill it when its Link
@@ -99,13 +88,10 @@ type NotionPageEvent struct {
 // PaperSyncStatus is the outcome of the sync.
 type PaperSyncStatus struct {
 	ReconcileStatus `json:",inline"`
+	// ChildStatus: phase, attempts, lastError, nextAttemptAt and
+	// completedAt, as every child has them.
+	ChildStatus `json:",inline"`
 
-	// Phase: Pending, Succeeded or Failed. A sync Failed with reason
-	// RetriesExhausted (an arXiv or Notion outage outlasted the 1, 2, 4 s
-	// retries) is Pending again for each recheck: 1 minute after it
-	// failed, doubling to half an hour.
-	// +optional
-	Phase SyncPhase `json:"phase,omitempty"`
 	// Link the page held when a connection event's sync read it; empty
 	// for a sync whose spec has one.
 	// +optional
@@ -131,17 +117,6 @@ type PaperSyncStatus struct {
 	// PublicationYear written to the page.
 	// +optional
 	PublicationYear int32 `json:"publicationYear,omitempty"`
-	// Attempts counts tries at arXiv and Notion, rechecks included.
-	// +optional
-	Attempts int32 `json:"attempts,omitempty"`
-	// LastError is the last failure, for a person.
-	// +optional
-	LastError string `json:"lastError,omitempty"`
-	// CompletedAt is when the sync reached Succeeded or Failed (last
-	// failed, for one rechecked); the object is deleted after the
-	// integration's syncRetention, unless a recheck comes first.
-	// +optional
-	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -93,22 +93,16 @@ type TimeTrackerSession struct {
 // SheetSyncStatus is the sync log entry of seed 004 §2 SyncLog.
 type SheetSyncStatus struct {
 	ReconcileStatus `json:",inline"`
+	// ChildStatus: phase, attempts, lastError, nextAttemptAt and
+	// completedAt, as every child has them.
+	ChildStatus `json:",inline"`
 
-	// Phase: Pending, Succeeded or Failed.
-	// +optional
-	Phase SyncPhase `json:"phase,omitempty"`
 	// RowNumber written, from the append's updatedRange.
 	// +optional
 	RowNumber int64 `json:"rowNumber,omitempty"`
 	// UpdatedRange as Google returned it, for example Sheet1!A5:I5.
 	// +optional
 	UpdatedRange string `json:"updatedRange,omitempty"`
-	// Attempts counts append tries (the retryCount of the sync log).
-	// +optional
-	Attempts int32 `json:"attempts,omitempty"`
-	// LastError is the failure reason; empty once Succeeded.
-	// +optional
-	LastError string `json:"lastError,omitempty"`
 	// AttemptedAt is when the last append was tried.
 	// +optional
 	AttemptedAt *metav1.Time `json:"attemptedAt,omitempty"`
@@ -119,21 +113,11 @@ type SheetSyncStatus struct {
 	// start, end and duration. It is cleared when an answer is recorded.
 	// +optional
 	InFlightSince *metav1.Time `json:"inFlightSince,omitempty"`
-	// NextAttemptAt is when the session is tried again after Google
-	// throttled or failed its last attempt: its own schedule, 1, 2, 4 … 64
-	// seconds after its attempts (never sooner than Retry-After), then,
-	// once those 7 retries are spent, rechecks 1 hour doubling to 24 hours
-	// apart. Empty while the session is not waiting for a retry.
-	// +optional
-	NextAttemptAt *metav1.Time `json:"nextAttemptAt,omitempty"`
 	// Trace is the last append request and response, bounded, for
 	// debugging (seed 004 §2 googleAppendRequest / googleAppendResponse). It
 	// holds no token.
 	// +optional
 	Trace *AppendTrace `json:"trace,omitempty"`
-	// CompletedAt is when the sync reached Succeeded or Failed.
-	// +optional
-	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 }
 
 // AppendTrace is a bounded record of one values.append call.
