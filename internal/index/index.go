@@ -38,18 +38,21 @@ import (
 )
 
 // Field index names. Each is registered for one kind, but OAuthSecrets,
-// registered for every OAuth kind.
+// registered for every OAuth kind, and PendingChildren, for every child
+// kind.
 const (
 	// OAuthSecrets finds the objects of an OAuth kind that name a Secret
 	// (v1alpha1.OAuthObject.GetWatchedSecrets): their token Secret, so
 	// that a grant written by the OAuth callback reconciles them at once,
 	// and a SheetConnection's ingest token Secret (a new ingest path).
 	OAuthSecrets = "oauth.secrets" //nolint:gosec // a field path, not a credential
-	// PendingPaperSyncs finds the unfinished PaperSyncs of a
-	// NotionIntegration: they make a batch, and become due when it turns
-	// Ready. Finished ones (kept for their retention, thousands at times)
-	// are not indexed, so a batch never copies them out of the cache.
-	PendingPaperSyncs = "pending.spec.integrationRef.name"
+	// PendingChildren finds the unfinished children of a parent
+	// (v1alpha1.ChildObject: the PaperSyncs of a NotionIntegration, the
+	// SheetSyncs of a SheetConnection) by the parent's name: they make a
+	// batch, and become due when it takes work again. Finished ones (kept
+	// for their retention, thousands at times) are not indexed, so a
+	// batch never copies them out of the cache.
+	PendingChildren = "pending.parent"
 	// NotionWebhookPath finds the NotionIntegration whose secret webhook
 	// path a request came in on.
 	NotionWebhookPath = "status.webhookPath"
@@ -63,8 +66,6 @@ const (
 	CalendarWatchUID = "metadata.uid"
 	// SheetIngestPath finds the SheetConnection listening on an ingest path.
 	SheetIngestPath = "status.ingestPath"
-	// PendingSheetSyncs finds the unfinished SheetSyncs of a connection.
-	PendingSheetSyncs = "pending.spec.connectionRef.name"
 )
 
 // Binary is which of the two binaries reads an index: each registers only
@@ -104,13 +105,25 @@ func nonEmpty(v string) []string {
 // here. A kind left out would fail silently: its objects would not be
 // found by the Secrets they name, and a new grant would never wake them.
 func oauthKinds() []client.Object {
+	return kindsWhere(func(o runtime.Object) bool { _, ok := o.(v1alpha1.OAuthObject); return ok })
+}
+
+// childKinds are the kinds PendingChildren is registered for: every kind
+// of the API that implements v1alpha1.ChildObject.
+func childKinds() []client.Object {
+	return kindsWhere(func(o runtime.Object) bool { _, ok := o.(v1alpha1.ChildObject); return ok })
+}
+
+// kindsWhere makes, with the API's scheme, an object of each kind of the
+// API (v1alpha1.Kinds) that is.
+func kindsWhere(is func(runtime.Object) bool) []client.Object {
 	s := runtime.NewScheme()
 	utilruntime.Must(v1alpha1.AddToScheme(s))
 	var objs []client.Object
 	for _, kind := range v1alpha1.Kinds() {
 		o, err := s.New(v1alpha1.GroupVersion.WithKind(kind))
 		utilruntime.Must(err)
-		if _, ok := o.(v1alpha1.OAuthObject); ok {
+		if is(o) {
 			objs = append(objs, o.(client.Object))
 		}
 	}
@@ -125,13 +138,17 @@ func oauthSecrets(o client.Object) []string {
 	return names
 }
 
-var fields = []field{
-	{&v1alpha1.PaperSync{}, PendingPaperSyncs, func(o client.Object) []string {
-		if ps := o.(*v1alpha1.PaperSync); ps.Status.CompletedAt == nil {
-			return nonEmpty(ps.Spec.IntegrationRef.Name)
-		}
+// PendingChild is the PendingChildren value of a child: its parent's
+// name while it is not finished (status.completedAt unset), none after.
+func PendingChild(o client.Object) []string {
+	c := o.(v1alpha1.ChildObject)
+	if c.GetChildStatus().Finished() {
 		return nil
-	}, Manager},
+	}
+	return nonEmpty(c.ParentName())
+}
+
+var fields = []field{
 	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)
 	}, Webhook},
@@ -144,13 +161,6 @@ var fields = []field{
 	{&v1alpha1.SheetConnection{}, SheetIngestPath, func(o client.Object) []string {
 		return nonEmpty(o.(*v1alpha1.SheetConnection).Status.IngestPath)
 	}, Webhook},
-	{&v1alpha1.SheetSync{}, PendingSheetSyncs, func(o client.Object) []string {
-		s := o.(*v1alpha1.SheetSync)
-		if s.Status.CompletedAt != nil {
-			return nil
-		}
-		return nonEmpty(s.Spec.ConnectionRef.Name)
-	}, Manager},
 }
 
 // Register adds every index to an informer cache (a manager's or a
@@ -187,13 +197,17 @@ func RegisterFor(ctx context.Context, informers cache.Informers, binary Binary) 
 	return nil
 }
 
-// all are the indexes: fields, and OAuthSecrets on each OAuth kind.
+// all are the indexes: fields, OAuthSecrets on each OAuth kind and
+// PendingChildren on each child kind.
 func all() []field {
-	oauth := oauthKinds()
-	out := make([]field, 0, len(fields)+len(oauth))
+	oauth, kids := oauthKinds(), childKinds()
+	out := make([]field, 0, len(fields)+len(oauth)+len(kids))
 	out = append(out, fields...)
 	for _, obj := range oauth {
 		out = append(out, field{obj, OAuthSecrets, oauthSecrets, Manager})
+	}
+	for _, obj := range kids {
+		out = append(out, field{obj, PendingChildren, PendingChild, Manager})
 	}
 	return out
 }

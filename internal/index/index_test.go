@@ -126,7 +126,7 @@ func TestOnlyUnfinishedPaperSyncsAreIndexedAsPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		pending = v1alpha1.PaperSyncList{}
-		if err := c.List(ctx, &pending, client.InNamespace(ns), client.MatchingFields{index.PendingPaperSyncs: "research"}); err != nil {
+		if err := c.List(ctx, &pending, client.InNamespace(ns), client.MatchingFields{index.PendingChildren: "research"}); err != nil {
 			t.Fatal(err)
 		}
 		for _, ps := range all.Items {
@@ -161,6 +161,39 @@ func TestEveryOAuthKindIsFoundByTheSecretsItNames(t *testing.T) {
 	})
 }
 
+// Every child kind (v1alpha1.ChildObject) is indexed by its parent while
+// it is not finished, by the one extractor: a child kind left out would
+// never be batched, and one still indexed once finished would be taken
+// again.
+func TestEveryChildKindIsIndexedByItsParentWhileUnfinished(t *testing.T) {
+	var want []string
+	for _, kind := range v1alpha1.Kinds() {
+		if o, err := env.Scheme.New(v1alpha1.GroupVersion.WithKind(kind)); err == nil {
+			if _, ok := o.(v1alpha1.ChildObject); ok {
+				want = append(want, kind)
+			}
+		}
+	}
+	if got := index.Kinds(index.PendingChildren); len(want) < 2 || !slices.Equal(got, want) {
+		t.Fatalf("PendingChildren is on %v, want every child kind %v", got, want)
+	}
+	done := metav1.Now()
+	ps := &v1alpha1.PaperSync{Spec: v1alpha1.PaperSyncSpec{IntegrationRef: v1alpha1.LocalObjectReference{Name: "research"}}}
+	ss := &v1alpha1.SheetSync{Spec: v1alpha1.SheetSyncSpec{ConnectionRef: v1alpha1.LocalObjectReference{Name: "log"}}}
+	for _, tc := range []struct {
+		obj    client.Object
+		parent string
+	}{{ps, "research"}, {ss, "log"}} {
+		if got := index.PendingChild(tc.obj); !slices.Equal(got, []string{tc.parent}) {
+			t.Errorf("unfinished %T indexed as %v, want [%s]", tc.obj, got, tc.parent)
+		}
+		tc.obj.(v1alpha1.ChildObject).GetChildStatus().CompletedAt = &done
+		if got := index.PendingChild(tc.obj); got != nil {
+			t.Errorf("finished %T indexed as %v, want nothing", tc.obj, got)
+		}
+	}
+}
+
 // Each binary registers only the indexes it reads: the webhook's cache
 // has no index (and so no informer) for the kinds it only creates.
 func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
@@ -172,8 +205,8 @@ func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
 		by    index.Binary
 	}{
 		{&v1alpha1.NotionIntegrationList{}, index.OAuthSecrets, index.Manager},
-		{&v1alpha1.PaperSyncList{}, index.PendingPaperSyncs, index.Manager},
-		{&v1alpha1.SheetSyncList{}, index.PendingSheetSyncs, index.Manager},
+		{&v1alpha1.PaperSyncList{}, index.PendingChildren, index.Manager},
+		{&v1alpha1.SheetSyncList{}, index.PendingChildren, index.Manager},
 		{&v1alpha1.NotionIntegrationList{}, index.NotionWebhookPath, index.Webhook},
 		{&v1alpha1.CalendarWatchList{}, index.CalendarWatchUID, index.Webhook},
 		{&v1alpha1.SheetConnectionList{}, index.SheetIngestPath, index.Webhook},

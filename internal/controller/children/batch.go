@@ -31,18 +31,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 // Batch is one batch of a parent: the reconciled child and, with it, the
 // parent's other pending children that are due.
-type Batch[C runner.Object, P client.Object] struct {
+type Batch[C runner.Child, P grant.Object] struct {
 	Parent P
 	// Key is the parent's.
-	Key   types.NamespacedName
-	Token oauth.Token
+	Key types.NamespacedName
+	// Grant is the parent's grant (its access token, for this batch only).
+	Grant grant.Grant
 	// Obj is the reconciled child; Members are Obj and then the others,
 	// in the Batcher's order.
 	Obj     C
@@ -73,11 +75,9 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	if !ok {
 		return out
 	}
-	if b.NotBefore != nil {
-		if wait := b.NotBefore(obj).Sub(run.Now); wait > 0 {
-			// Its own schedule; the Ready condition keeps the last failure.
-			return runner.Wait(wait)
-		}
+	if wait := notBefore(obj).Sub(run.Now); wait > 0 {
+		// Its own schedule; the Ready condition keeps the last failure.
+		return runner.Wait(wait)
 	}
 	key := b.parentKey(obj)
 	st := b.state(key)
@@ -97,7 +97,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 		// Pace later at most); a write here would be one more per child.
 		return runner.Wait(wait)
 	}
-	tok, err := b.token(ctx, parent)
+	g, err := b.Grants.Token(ctx, parent)
 	if err != nil {
 		return b.WaitFor(obj, "the "+b.Parent+"'s grant: "+err.Error())
 	}
@@ -105,7 +105,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	if err != nil {
 		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
 	}
-	bt = b.newBatch(parent, key, tok, members, run, b.serverCopy(obj, run))
+	bt = b.newBatch(parent, key, g, members, run, b.serverCopy(obj, run))
 	out = b.Work(ctx, bt)
 	if b.Pace > 0 {
 		st.next = run.Now.Add(max(b.Pace, bt.RetryIn))
@@ -117,7 +117,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	// The runner writes what changes after this phase, from obj as the
 	// API server now holds it.
 	run.Patcher = status.NewPatcher(b.Client, bt.saved[obj.GetUID()].obj)
-	if b.Finished(obj) != nil {
+	if finished(obj) != nil {
 		return b.untilCollected(obj, b.Retention(parent), run.Now)
 	}
 	return out
@@ -135,8 +135,8 @@ func (b *Batcher[C, P]) release(st *parentState, bt *Batch[C, P]) {
 	}
 }
 
-func (b *Batcher[C, P]) newBatch(parent P, key types.NamespacedName, tok oauth.Token, members []C, run *runner.Run, server C) *Batch[C, P] {
-	bt := &Batch[C, P]{Parent: parent, Key: key, Token: tok, Obj: members[0], Members: members, Now: run.Now,
+func (b *Batcher[C, P]) newBatch(parent P, key types.NamespacedName, g grant.Grant, members []C, run *runner.Run, server C) *Batch[C, P] {
+	bt := &Batch[C, P]{Parent: parent, Key: key, Grant: g, Obj: members[0], Members: members, Now: run.Now,
 		b: b, saved: make(map[types.UID]*written[C], len(members))}
 	bt.saved[bt.Obj.GetUID()] = &written[C]{obj: server}
 	for _, m := range members[1:] {
@@ -149,9 +149,12 @@ func (b *Batcher[C, P]) newBatch(parent P, key types.NamespacedName, tok oauth.T
 // are due, each as this manager last wrote it: obj first, then the first
 // Max-1 others in Less order.
 func (b *Batcher[C, P]) pending(ctx context.Context, obj C, now time.Time) ([]C, error) {
-	list := b.NewList()
-	parent := b.ParentName(obj)
-	if err := b.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{b.Index: parent}); err != nil {
+	parent := obj.ParentName()
+	list, err := b.newList()
+	if err == nil {
+		err = b.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index.PendingChildren: parent})
+	}
+	if err != nil {
 		return nil, fmt.Errorf("list the pending children of %s %s: %w", b.Parent, parent, err)
 	}
 	var others []C
@@ -161,7 +164,7 @@ func (b *Batcher[C, P]) pending(ctx context.Context, obj C, now time.Time) ([]C,
 			return nil
 		}
 		c, _ = b.catchUp(c)
-		if b.Finished(c) == nil && c.GetDeletionTimestamp().IsZero() && (b.NotBefore == nil || !now.Before(b.NotBefore(c))) {
+		if finished(c) == nil && c.GetDeletionTimestamp().IsZero() && !now.Before(notBefore(c)) {
 			others = append(others, c)
 		}
 		return nil
@@ -178,6 +181,12 @@ func (b *Batcher[C, P]) pending(ctx context.Context, obj C, now time.Time) ([]C,
 // the parent's lock, rather than meet it held and wait BatchBusy.
 func (bt *Batch[C, P]) Created(key types.NamespacedName) {
 	bt.created = append(bt.created, key)
+}
+
+// Succeeded finishes m's work: the runner marks it Succeeded and Ready,
+// with reason and message, the kind's words for what it did (runner.Succeeded).
+func (bt *Batch[C, P]) Succeeded(m C, reason, message string) {
+	runner.Succeeded(m, bt.Now, reason, message)
 }
 
 // Later wakes m after d (the reconciled child comes back by its own
@@ -234,12 +243,12 @@ func (bt *Batch[C, P]) write(ctx context.Context) {
 			}
 			return
 		}
-		if bt.b.Finished(m) != nil && uid != obj {
+		if finished(m) != nil && uid != obj {
 			bt.b.wake(m, 0)
 		}
 	})
 	for _, l := range bt.later {
-		if bt.b.Finished(l.m) == nil {
+		if finished(l.m) == nil {
 			bt.b.wake(l.m, l.after)
 		}
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/children"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/runner"
@@ -96,31 +97,16 @@ func newFixture(t *testing.T, n int) *fixture {
 	}
 	f.api = fake.NewClientBuilder().WithScheme(setup.Scheme()).WithObjects(objs...).
 		WithStatusSubresource(&child{}, &parent{}).
-		WithIndex(&child{}, index.PendingPaperSyncs, func(o client.Object) []string {
-			if ps := o.(*child); ps.Status.CompletedAt == nil {
-				return []string{ps.Spec.IntegrationRef.Name}
-			}
-			return nil
-		}).Build()
+		WithIndex(&child{}, index.PendingChildren, index.PendingChild).Build()
 	cache := interceptor.NewClient(f.api.(client.WithWatch), interceptor.Funcs{Get: f.get, List: f.list, SubResourcePatch: f.statusPatch})
 	f.b = &children.Batcher[*child, *parent]{
-		Client: cache, OAuth: &testenv.FakeTokens{}, Parent: "integration",
-		NewParent:  func() *parent { return &parent{} },
-		NewList:    func() client.ObjectList { return &v1alpha1.PaperSyncList{} },
-		Index:      index.PendingPaperSyncs,
-		ParentName: func(c *child) string { return c.Spec.IntegrationRef.Name },
-		Accepting:  func(p *parent) (bool, string) { return status.IsTrue(p, v1alpha1.ReadyCondition), "not Ready" },
-		Grant: func(*parent) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration) {
-			return oauth.Provider{}, v1alpha1.OAuthCredentials{}, 0
-		},
-		Retention:  func(p *parent) time.Duration { return p.Spec.SyncRetention.Duration },
-		Finished:   func(c *child) *metav1.Time { return c.Status.CompletedAt },
-		SetPending: func(c *child) { c.Status.Phase = v1alpha1.SyncPending },
-		CopyStatus: func(dst, src *child) { dst.Status = *src.Status.DeepCopy() },
-		Max:        3,
-		Less:       func(a, b *child) bool { return a.CreationTimestamp.Before(&b.CreationTimestamp) },
-		Work:       f.batch,
-		Tallies:    f,
+		Client: cache, Grants: fakeGrants(cache), Parent: "integration",
+		Accepting: func(p *parent) (bool, string) { return status.IsTrue(p, v1alpha1.ReadyCondition), "not Ready" },
+		Retention: func(p *parent) time.Duration { return p.Spec.SyncRetention.Duration },
+		Max:       3,
+		Less:      func(a, b *child) bool { return a.CreationTimestamp.Before(&b.CreationTimestamp) },
+		Work:      f.batch,
+		Tallies:   f,
 		Unwritten: func(c *child) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -128,6 +114,11 @@ func newFixture(t *testing.T, n int) *fixture {
 		},
 	}
 	return f
+}
+
+// fakeGrants are grant phases whose tokens are the test's.
+func fakeGrants(c client.Client) *grant.Phases[*parent] {
+	return grant.New[*parent](grant.Deps{Client: c, Tokens: &testenv.FakeTokens{}}, oauth.Target{})
 }
 
 // statusPatch refuses the status writes of the children in f.refuse.
@@ -156,8 +147,7 @@ func (f *fixture) batch(_ context.Context, b *batch) runner.Outcome {
 			f.work(b, m)
 			continue
 		}
-		now := metav1.NewTime(b.Now)
-		m.Status.Phase, m.Status.CompletedAt = v1alpha1.SyncSucceeded, &now
+		b.Succeeded(m, v1alpha1.SucceededReason, "done")
 		b.Tally.Done++
 	}
 	return runner.Wait(time.Minute)
@@ -423,22 +413,23 @@ func TestAKeptChildWaitsForAPersonAndARecheckReopensOne(t *testing.T) {
 func TestPaceAndOwnScheduleHoldTheNextBatch(t *testing.T) {
 	f := newFixture(t, 2)
 	f.b.Pace = time.Second
-	f.b.NotBefore = func(c *child) time.Time {
-		if c.Status.LastError == "" {
-			return time.Time{}
-		}
-		return t0.Add(10 * time.Second)
-	}
 	f.work = func(b *batch, m *child) {
-		m.Status.Phase, m.Status.LastError = v1alpha1.SyncPending, "throttled"
+		next := metav1.NewTime(t0.Add(10 * time.Second))
+		m.Status.Phase, m.Status.LastError, m.Status.NextAttemptAt = v1alpha1.SyncPending, "throttled", &next
 		b.Later(m, 5*time.Second)
 	}
 	f.reconcile(t, "c0")
 	f.clk.SetTime(t0.Add(2 * time.Second))
 	if out := f.reconcile(t, "c1"); !out.IsWait() || out.After() != 8*time.Second {
-		t.Fatalf("a child waiting for its own schedule: %s %v", out, out.After())
+		t.Fatalf("a child waiting for its own schedule (status.nextAttemptAt): %s %v", out, out.After())
 	}
-	f.b.NotBefore = nil
+	// Its own schedule cleared (as a person's retry does): the parent's
+	// pace still holds it.
+	c1 := f.child(t, "c1")
+	c1.Status.NextAttemptAt = nil
+	if err := f.api.Status().Update(context.Background(), c1); err != nil {
+		t.Fatal(err)
+	}
 	if out := f.reconcile(t, "c1"); !out.IsWait() || out.After() != 3*time.Second || len(f.batches) != 1 {
 		t.Fatalf("within the pace (the members' 5 s): %s %v, batches %v", out, out.After(), f.batches)
 	}

@@ -44,7 +44,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -56,8 +55,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
 )
@@ -80,27 +79,22 @@ const (
 	statusWriters = 16
 )
 
-// Batcher runs the batches of one kind of child C of parents P. The
-// functions say what differs between kinds; Work is the kind's batch.
-type Batcher[C runner.Object, P client.Object] struct {
+// Batcher runs the batches of one kind of child C of parents P. What
+// every child has is read through v1alpha1.ChildObject (its parent's
+// name, its phase, completion and next attempt), and what every parent
+// has through v1alpha1.OAuthObject (its grant, fetched by the kind's
+// grant phases); the fields say what differs between kinds, and Work is
+// the kind's batch.
+type Batcher[C runner.Child, P grant.Object] struct {
 	Client client.Client
-	OAuth  oauth.TokenSource
+	// Grants are the parent kind's grant phases: a batch takes the
+	// parent's grant from them (Phases.Token).
+	Grants *grant.Phases[P]
 	// Parent names the parent kind in messages: "integration".
 	Parent string
-	// NewParent returns an empty parent; NewList an empty list of C.
-	NewParent func() P
-	NewList   func() client.ObjectList
-	// Index is the cache index of the unfinished children by the name of
-	// their parent (index.PendingPaperSyncs).
-	Index string
-	// ParentName is the name of a child's parent, in its namespace.
-	ParentName func(C) string
 	// Accepting says whether a parent takes work, and if not, why. A
 	// parent that starts taking work wakes its pending children.
 	Accepting func(P) (bool, string)
-	// Grant is the parent's OAuth grant: the provider, the credentials and
-	// how long before its expiry the access token is refreshed.
-	Grant func(P) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration)
 	// Retention is how long a parent's finished children are kept.
 	Retention func(P) time.Duration
 	// Recorded, when set, is told of each child whose status a batch
@@ -111,28 +105,19 @@ type Batcher[C runner.Object, P client.Object] struct {
 	// (the row a SheetSync wrote) once its retention has passed, before
 	// it is deleted; an error keeps the child for the next reconcile.
 	Collecting func(ctx context.Context, child C, parent types.NamespacedName) error
-	// Finished is when a child finished (status.completedAt), or nil.
-	Finished func(C) *metav1.Time
-	// SetPending shows a child as waiting (status.phase Pending).
-	SetPending func(C)
-	// CopyStatus sets dst's status to a copy of src's.
-	CopyStatus func(dst, src C)
 	// Max is the most members of one batch.
 	Max int
 	// Less orders the members other than the reconciled child; a batch
 	// takes the first Max-1 of the due ones.
 	Less func(a, b C) bool
 	// Work is the kind's batch: it sets each member's status in memory
-	// (the Batcher writes them) and returns the reconciled child's
-	// outcome while it is not finished.
+	// (the Batcher writes them; Batch.Succeeded finishes a member) and
+	// returns the reconciled child's outcome while it is not finished.
 	Work func(ctx context.Context, b *Batch[C, P]) runner.Outcome
 	// Tallies, when set, receives each batch's tally: the parent's
 	// controller adds it to the parent's counters.
 	Tallies Tallies
 
-	// NotBefore, when set, is when a child may be tried again (zero: now),
-	// whatever its batch mates are doing.
-	NotBefore func(C) time.Time
 	// Pace, when set, is the least time between two batches of a parent;
 	// a batch whose members wait for a retry puts the next off as long.
 	Pace time.Duration
@@ -175,6 +160,9 @@ func (b *Batcher[C, P]) init() {
 // parents' watch, and the Batcher's wake-ups.
 func (b *Batcher[C, P]) Setup(mgr ctrl.Manager, name string, child C, workers int, run reconcile.Reconciler) error {
 	b.init()
+	if _, err := b.newList(); err != nil {
+		return fmt.Errorf("list of %T: %w", child, err)
+	}
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
@@ -182,7 +170,7 @@ func (b *Batcher[C, P]) Setup(mgr ctrl.Manager, name string, child C, workers in
 		For(child, builder.WithPredicates(status.SpecOrRequest())).
 		// A parent that starts taking work wakes its waiting children: no
 		// polling.
-		Watches(b.NewParent(), handler.EnqueueRequestsFromMapFunc(b.pendingOf), builder.WithPredicates(b.acceptingChanged())).
+		Watches(newObject[P](), handler.EnqueueRequestsFromMapFunc(b.pendingOf), builder.WithPredicates(b.acceptingChanged())).
 		// The members of a batch are woken to be collected after their
 		// retention, or tried again when their wait is over.
 		WatchesRawSource(b.wakes.Source()).
@@ -201,7 +189,11 @@ func (b *Batcher[C, P]) pendingOf(ctx context.Context, o client.Object) []reconc
 	if accepting, _ := b.Accepting(p); !accepting {
 		return nil
 	}
-	return index.Requests(ctx, b.Client, b.NewList(), p.GetNamespace(), b.Index, p.GetName())
+	list, err := b.newList()
+	if err != nil {
+		return nil // Setup made one
+	}
+	return index.Requests(ctx, b.Client, list, p.GetNamespace(), index.PendingChildren, p.GetName())
 }
 
 // acceptingChanged lets through parents created, or whose taking of work
@@ -226,21 +218,21 @@ func (b *Batcher[C, P]) acceptingChanged() predicate.Predicate {
 // WaitFor shows why the child cannot proceed; the parent's watch wakes it
 // when that changes.
 func (b *Batcher[C, P]) WaitFor(obj C, why string) runner.Outcome {
-	b.SetPending(obj)
+	obj.GetChildStatus().Phase = v1alpha1.SyncPending
 	status.MarkRetrying(obj, v1alpha1.DependencyNotReadyReason, why)
 	return runner.Wait(DependencyRecheck)
 }
 
 // parentKey is the key of obj's parent.
 func (b *Batcher[C, P]) parentKey(obj C) types.NamespacedName {
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: b.ParentName(obj)}
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.ParentName()}
 }
 
 // parentOf reads obj's parent and passes it through the gate: a parent
 // that is gone or takes no work makes obj wait.
 func (b *Batcher[C, P]) parentOf(ctx context.Context, obj C) (P, runner.Outcome, bool) {
 	key := b.parentKey(obj)
-	p := b.NewParent()
+	p := newObject[P]()
 	if err := b.Client.Get(ctx, key, p); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return p, b.WaitFor(obj, b.Parent+" "+key.Name+" not found"), false
@@ -271,17 +263,10 @@ func (b *Batcher[C, P]) state(parent types.NamespacedName) *parentState {
 	return v.(*parentState)
 }
 
-// token is the parent's access token, refreshed as its grant says.
-func (b *Batcher[C, P]) token(ctx context.Context, p P) (oauth.Token, error) {
-	provider, creds, refreshBefore := b.Grant(p)
-	clientKey, tokenKey := oauth.Keys(p.GetNamespace(), creds)
-	return b.OAuth.Ensure(ctx, provider, clientKey, tokenKey, refreshBefore, false)
-}
-
 // retention is the retention of obj's parent (DefaultRetention when the
 // parent is gone).
 func (b *Batcher[C, P]) retention(ctx context.Context, obj C) time.Duration {
-	p := b.NewParent()
+	p := newObject[P]()
 	if err := b.Client.Get(ctx, b.parentKey(obj), p); err != nil {
 		return DefaultRetention
 	}

@@ -37,7 +37,6 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/children"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -95,33 +94,21 @@ func TestMain(m *testing.M) {
 // batcher finishes every member of a batch: Succeeded.
 func batcher(c client.Client) *children.Batcher[*child, *parent] {
 	return &children.Batcher[*child, *parent]{
-		Client: c, OAuth: &testenv.FakeTokens{}, Parent: "integration",
-		NewParent:  func() *parent { return &parent{} },
-		NewList:    func() client.ObjectList { return &v1alpha1.PaperSyncList{} },
-		Index:      index.PendingPaperSyncs,
-		ParentName: func(c *child) string { return c.Spec.IntegrationRef.Name },
+		Client: c, Grants: fakeGrants(c), Parent: "integration",
 		Accepting: func(p *parent) (bool, string) {
 			return status.IsTrue(p, v1alpha1.ReadyCondition), "integration " + p.Name + " is not Ready"
 		},
-		Grant: func(*parent) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration) {
-			return oauth.Provider{}, v1alpha1.OAuthCredentials{}, 0
-		},
-		Retention:  func(p *parent) time.Duration { return p.Spec.SyncRetention.Duration },
-		Finished:   func(c *child) *metav1.Time { return c.Status.CompletedAt },
-		SetPending: func(c *child) { c.Status.Phase = v1alpha1.SyncPending },
-		CopyStatus: func(dst, src *child) { dst.Status = *src.Status.DeepCopy() },
-		Max:        4,
-		Less:       func(a, b *child) bool { return a.CreationTimestamp.Before(&b.CreationTimestamp) },
-		Tallies:    mail,
+		Retention: func(p *parent) time.Duration { return p.Spec.SyncRetention.Duration },
+		Max:       4,
+		Less:      func(a, b *child) bool { return a.CreationTimestamp.Before(&b.CreationTimestamp) },
+		Tallies:   mail,
 		Work: func(_ context.Context, b *batch) runner.Outcome {
 			batchMu.Lock()
 			batchSizes = append(batchSizes, len(b.Members))
 			batchMu.Unlock()
 			for _, m := range b.Members {
-				now := metav1.NewTime(b.Now)
 				m.Status.Attempts++
-				m.Status.Phase, m.Status.CompletedAt = v1alpha1.SyncSucceeded, &now
-				status.MarkReady(m, v1alpha1.SucceededReason, "done")
+				b.Succeeded(m, v1alpha1.SucceededReason, "done")
 				b.Tally.Done++
 			}
 			return runner.Wait(time.Minute)
@@ -200,7 +187,7 @@ func get(t *testing.T, ns, name string) (*child, error) {
 // Children of a parent that takes no work wait for it, with the reason;
 // its turning Ready wakes them (no polling: their own recheck is 10
 // minutes away), they are taken in batches of at most Max, each is
-// written once, and the parent's controller counts them.
+// written once, Ready, and the parent's controller counts them.
 func TestChildrenWaitForTheirParentAndAreBatchedWhenItIsReady(t *testing.T) {
 	p := newParent(t, time.Hour)
 	names := newChildren(t, p, 6)
@@ -223,8 +210,15 @@ func TestChildrenWaitForTheirParentAndAreBatchedWhenItIsReady(t *testing.T) {
 		return true
 	})
 	for _, n := range names {
-		if c, _ := get(t, p.Namespace, n); c.Status.Attempts != 1 {
+		c, _ := get(t, p.Namespace, n)
+		if c.Status.Attempts != 1 {
 			t.Fatalf("%s done %d times", n, c.Status.Attempts)
+		}
+		// Finished by the runner's rule (Batch.Succeeded), Ready as a
+		// parent whose phases all continued.
+		if r := status.Get(c, v1alpha1.ReadyCondition); r == nil || r.Status != metav1.ConditionTrue || r.Message != "done" ||
+			c.Status.CompletedAt == nil || c.Status.ObservedGeneration != c.Generation {
+			t.Fatalf("%s finished as %+v, want Ready, completedAt set, generation observed", n, c.Status)
 		}
 	}
 	batchMu.Lock()

@@ -30,7 +30,7 @@ import (
 // due before its retention ends waits for it and is then made pending
 // again, for the next batch. An unfinished child goes on to the batch.
 func (b *Batcher[C, P]) Collect(ctx context.Context, obj C, run *runner.Run) runner.Outcome {
-	done := b.Finished(obj)
+	done := finished(obj)
 	if done == nil {
 		return runner.Continue()
 	}
@@ -65,7 +65,7 @@ func (b *Batcher[C, P]) recheck(obj C, retention time.Duration) (time.Time, bool
 		return time.Time{}, false
 	}
 	due, ok := b.Recheck(obj)
-	return due, ok && due.Before(b.Finished(obj).Add(retention))
+	return due, ok && due.Before(finished(obj).Add(retention))
 }
 
 // untilCollected is the wait of a child a batch just finished: until its
@@ -75,7 +75,7 @@ func (b *Batcher[C, P]) untilCollected(obj C, retention time.Duration, now time.
 	if b.Kept != nil && b.Kept(obj) {
 		return runner.Done()
 	}
-	at := b.Finished(obj).Add(retention)
+	at := finished(obj).Add(retention)
 	if due, ok := b.recheck(obj, retention); ok {
 		at = due
 	}

@@ -111,7 +111,7 @@ func (b *Batcher[C, P]) catchUp(c C) (C, bool) {
 	if !ok {
 		return c, false
 	}
-	b.CopyStatus(c, mem)
+	copyStatus(c, mem)
 	c.SetResourceVersion(mem.GetResourceVersion())
 	return c, true
 }

@@ -81,7 +81,7 @@ func (r *Reconciler) recheckDelay(attempts int32) time.Duration {
 // work syncs the batch's members (obj first) with one arXiv request,
 // setting each one's status in memory; the batcher writes them.
 func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
-	w := &batchRun{r: r, now: b.Now, token: b.Token.AccessToken, obj: b.Obj, ni: b.Parent, batch: b}
+	w := &batchRun{r: r, now: b.Now, token: b.Grant.Token, obj: b.Obj, ni: b.Parent, batch: b}
 	w.sync(ctx, b.Members)
 	b.Tally = children.Tally{Done: int64(w.synced), Failed: int64(w.failed)}
 	if w.retryIn > 0 {
@@ -223,10 +223,8 @@ func (b *batchRun) recheckFailed(ctx context.Context, ps *v1alpha1.PaperSync, re
 }
 
 func (b *batchRun) succeed(ps *v1alpha1.PaperSync, p arxiv.Paper) {
-	now := metav1.NewTime(b.now)
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncSucceeded, "", &now
 	ps.Status.Title, ps.Status.PublicationYear = notion.Truncate(p.Title), int32(p.Year()) //nolint:gosec // years fit
-	status.MarkReady(ps, v1alpha1.SucceededReason, "page updated with "+ps.Spec.ArxivID)
+	b.batch.Succeeded(ps, v1alpha1.SucceededReason, "page updated with "+ps.Spec.ArxivID)
 	b.synced++
 }
 

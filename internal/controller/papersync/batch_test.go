@@ -139,12 +139,7 @@ func newFixture(t *testing.T, ids ...string) *fixture {
 	}
 	f.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.PaperSync{}, &v1alpha1.NotionIntegration{}).
-		WithIndex(&v1alpha1.PaperSync{}, index.PendingPaperSyncs, func(o client.Object) []string {
-			if ps := o.(*v1alpha1.PaperSync); ps.Status.CompletedAt == nil {
-				return []string{ps.Spec.IntegrationRef.Name}
-			}
-			return nil
-		}).
+		WithIndex(&v1alpha1.PaperSync{}, index.PendingChildren, index.PendingChild).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			f.writes.Add(1)
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)

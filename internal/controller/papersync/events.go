@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -34,7 +33,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/notionid"
 	"github.com/switchboard-dev/switchboard/internal/papers"
 	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 // A connection-webhook event names a page, not its values: its sync reads
@@ -145,11 +143,9 @@ func (b *batchRun) handOver(ctx context.Context, ps *v1alpha1.PaperSync, link, a
 		b.attemptFailed(ctx, ps, "HandOverFailed", fmt.Errorf("create PaperSync %s: %w", next.Name, err))
 		return
 	}
-	now := metav1.NewTime(b.now)
 	ps.Status.Attempts++
 	ps.Status.Link, ps.Status.ArxivID, ps.Status.HandedTo = link, arxivID, next.Name
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncSucceeded, "", &now
-	status.MarkReady(ps, v1alpha1.SucceededReason, "the page's "+papers.LinkProperty(b.ni)+" holds "+arxivID+"; PaperSync "+next.Name+" fills it")
+	b.batch.Succeeded(ps, v1alpha1.SucceededReason, "the page's "+papers.LinkProperty(b.ni)+" holds "+arxivID+"; PaperSync "+next.Name+" fills it")
 }
 
 // linkChanged: the event created the page, or names the Link among the
@@ -180,10 +176,9 @@ func (b *batchRun) later(d time.Duration) {
 // skip finishes an event's sync whose page needs nothing: Succeeded and
 // Ready, with the reason, not counted as a paper synced.
 func (b *batchRun) skip(ps *v1alpha1.PaperSync, why string) {
-	now := metav1.NewTime(b.now)
 	ps.Status.Attempts++
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt, ps.Status.Skipped = v1alpha1.SyncSucceeded, "", &now, why
-	status.MarkReady(ps, v1alpha1.SkippedReason, "nothing to fill: "+why)
+	ps.Status.Skipped = why
+	b.batch.Succeeded(ps, v1alpha1.SkippedReason, "nothing to fill: "+why)
 }
 
 // warn records a Warning Event on the integration: something the person

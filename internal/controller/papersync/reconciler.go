@@ -31,7 +31,6 @@ import (
 	"maps"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,7 +39,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
@@ -138,19 +137,11 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.PaperSync] {
 		r.Recheck = DefaultRecheck
 	}
 	r.batcher = &children.Batcher[*v1alpha1.PaperSync, *v1alpha1.NotionIntegration]{
-		Client: r.Client, OAuth: r.OAuth, Parent: "integration",
-		NewParent:  func() *v1alpha1.NotionIntegration { return &v1alpha1.NotionIntegration{} },
-		NewList:    func() client.ObjectList { return &v1alpha1.PaperSyncList{} },
-		Index:      index.PendingPaperSyncs,
-		ParentName: func(ps *v1alpha1.PaperSync) string { return ps.Spec.IntegrationRef.Name },
-		Accepting:  accepting,
-		Grant: func(ni *v1alpha1.NotionIntegration) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration) {
-			return targets.NotionProvider(ni), ni.Spec.OAuth, ni.Spec.TokenRefresh.RefreshBefore.Duration
-		},
-		Retention:  func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.SyncRetention.Duration },
-		Finished:   func(ps *v1alpha1.PaperSync) *metav1.Time { return ps.Status.CompletedAt },
-		SetPending: func(ps *v1alpha1.PaperSync) { ps.Status.Phase = v1alpha1.SyncPending },
-		CopyStatus: func(dst, src *v1alpha1.PaperSync) { dst.Status = *src.Status.DeepCopy() },
+		Client: r.Client, Parent: "integration",
+		Grants: grant.New[*v1alpha1.NotionIntegration](grant.Deps{Client: r.Client, Tokens: r.OAuth}, targets.Notion).
+			WithProvider(targets.NotionProvider),
+		Accepting: accepting,
+		Retention: func(ni *v1alpha1.NotionIntegration) time.Duration { return ni.Spec.SyncRetention.Duration },
 		// The oldest first: obj and up to arxiv.MaxBatch-1 others share
 		// one arXiv request.
 		Max:     arxiv.MaxBatch,

@@ -20,14 +20,12 @@ import (
 	"context"
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/arxiv"
 	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/papers"
-	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 // Exactly once after a restore (issue 35). Velero, and a GitOps delete
@@ -85,12 +83,10 @@ func (b *batchRun) filledBefore(ps *v1alpha1.PaperSync, paper arxiv.Paper) bool 
 	if !ok || !page.Holds(paperFor(ps, paper)) {
 		return false
 	}
-	now := metav1.NewTime(b.now)
 	ps.Status.Attempts++
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncSucceeded, "", &now
 	ps.Status.Title, ps.Status.PublicationYear = notion.Truncate(paper.Title), int32(paper.Year()) //nolint:gosec // years fit
 	ps.Status.Skipped = "the page already holds " + ps.Spec.ArxivID + "'s metadata, written before this PaperSync was re-created"
-	status.MarkReady(ps, v1alpha1.SkippedReason, "nothing to write: "+ps.Status.Skipped)
+	b.batch.Succeeded(ps, v1alpha1.SkippedReason, "nothing to write: "+ps.Status.Skipped)
 	return true
 }
 

@@ -35,7 +35,6 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/children"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/runner"
 	"github.com/switchboard-dev/switchboard/internal/status"
@@ -75,7 +74,7 @@ func (r *Reconciler) work(ctx context.Context, b *batch) runner.Outcome {
 	if err != nil {
 		loc = time.UTC
 	}
-	w := &batchRun{r: r, b: b, now: b.Now, token: b.Token.AccessToken, grant: b.Token.Extra[oauth.KeyGrantedAt],
+	w := &batchRun{r: r, b: b, now: b.Now, token: b.Grant.Token, grant: b.Grant.ID,
 		conn: b.Parent, obj: b.Obj, title: b.Parent.Status.SheetTitle, loc: loc}
 	members := slices.Clone(b.Members)
 	sort.SliceStable(members, func(i, j int) bool { return sessionLess(members[i], members[j]) })
@@ -146,7 +145,7 @@ func (b *batchRun) append(ctx context.Context, members []*v1alpha1.SheetSync) {
 	for i, m := range todo {
 		row := res.FirstRow + int64(i)
 		m.Status.Trace = trace(b.title, i, len(todo), rows[i], res.Response)
-		b.succeed(m, row, rowRange(b.title, row, len(rows[i])), "appended as row "+strconv.FormatInt(row, 10))
+		b.succeed(m, row, rowRange(b.title, row, len(rows[i])), v1alpha1.SucceededReason, "appended as row "+strconv.FormatInt(row, 10))
 		b.appended++
 	}
 }
@@ -261,12 +260,12 @@ func (b *batchRun) transient(ctx context.Context, m *v1alpha1.SheetSync, err err
 	}
 }
 
-func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, msg string) {
-	now := metav1.NewTime(b.now)
+// succeed finishes a sync whose session is in the sheet at row, with
+// the reason and message of its Ready condition.
+func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, reason, msg string) {
 	st := &m.Status
-	st.Phase, st.LastError, st.CompletedAt, st.InFlightSince, st.NextAttemptAt = v1alpha1.SyncSucceeded, "", &now, nil, nil
-	st.RowNumber, st.UpdatedRange = row, rng
-	status.MarkReady(m, v1alpha1.SucceededReason, msg)
+	st.InFlightSince, st.RowNumber, st.UpdatedRange = nil, row, rng
+	b.b.Succeeded(m, reason, msg)
 }
 
 // fail finishes a sync as Failed: a Warning Event and one log line, with
@@ -295,12 +294,6 @@ func without(all, drop []*v1alpha1.SheetSync) []*v1alpha1.SheetSync {
 		}
 	}
 	return out
-}
-
-func setReason(m *v1alpha1.SheetSync, reason string) {
-	if c := status.Get(m, v1alpha1.ReadyCondition); c != nil {
-		status.MarkReady(m, reason, c.Message)
-	}
 }
 
 // rowRange is a row's range in Google's A1 form, 'Title'!A7:F7.

@@ -37,7 +37,6 @@ import (
 	"context"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -46,8 +45,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/children"
+	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
@@ -153,26 +152,16 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SheetSync] {
 		r.Connections = unheard{}
 	}
 	r.batcher = &children.Batcher[*v1alpha1.SheetSync, *v1alpha1.SheetConnection]{
-		Client: r.Client, OAuth: r.OAuth, Parent: "connection",
-		NewParent:  func() *v1alpha1.SheetConnection { return &v1alpha1.SheetConnection{} },
-		NewList:    func() client.ObjectList { return &v1alpha1.SheetSyncList{} },
-		Index:      index.PendingSheetSyncs,
-		ParentName: func(s *v1alpha1.SheetSync) string { return s.Spec.ConnectionRef.Name },
+		Client: r.Client, Parent: "connection",
+		Grants:     grant.New[*v1alpha1.SheetConnection](grant.Deps{Client: r.Client, Tokens: r.OAuth}, targets.Sheets),
 		Accepting:  timesheet.Accepting,
-		Grant: func(c *v1alpha1.SheetConnection) (oauth.Provider, v1alpha1.OAuthCredentials, time.Duration) {
-			return targets.Sheets.Provider, c.Spec.OAuth, c.Spec.TokenRefreshBefore.Duration
-		},
 		Retention:  func(c *v1alpha1.SheetConnection) time.Duration { return c.Spec.SyncRetention.Duration },
 		Collecting: r.recordRow,
 		Recorded:   recordAppended,
-		Finished:   func(s *v1alpha1.SheetSync) *metav1.Time { return s.Status.CompletedAt },
-		SetPending: func(s *v1alpha1.SheetSync) { s.Status.Phase = v1alpha1.SyncPending },
-		CopyStatus: func(dst, src *v1alpha1.SheetSync) { dst.Status = *src.Status.DeepCopy() },
 		Max:        MaxRows,
 		Less:       sessionLess,
 		Work:       r.work,
 		Tallies:    r.Connections,
-		NotBefore:  notBefore,
 		Pace:       Pace,
 		// A Failed sync stays until a person retries or deletes it.
 		Kept: func(s *v1alpha1.SheetSync) bool { return s.Status.Phase == v1alpha1.SyncFailed },
@@ -207,16 +196,6 @@ func (r *Reconciler) retry(_ context.Context, obj *v1alpha1.SheetSync, run *runn
 	st.Phase, st.Attempts, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncPending, 0, nil, nil
 	status.MarkReconciling(obj, "RetryRequested", "a person asked for another try; last failure: "+st.LastError)
 	return runner.Continue()
-}
-
-// notBefore is when a sync may be tried: a session waiting out its own
-// retry schedule (status.nextAttemptAt) is not tried before, whatever its
-// batch mates are doing.
-func notBefore(s *v1alpha1.SheetSync) time.Time {
-	if s.Status.NextAttemptAt == nil {
-		return time.Time{}
-	}
-	return s.Status.NextAttemptAt.Time
 }
 
 // sessionLess orders rows as the sessions happened.

@@ -87,8 +87,7 @@ func (b *batchRun) recover(ctx context.Context, members []*v1alpha1.SheetSync) [
 		}
 		row := rows[k][0]
 		rows[k] = rows[k][1:]
-		b.succeed(m, row, rowRange(b.title, row, width), fmt.Sprintf("found as row %d %s: already in the sheet, not appended again", row, how))
-		setReason(m, RecoveredReason)
+		b.succeed(m, row, rowRange(b.title, row, width), RecoveredReason, fmt.Sprintf("found as row %d %s: already in the sheet, not appended again", row, how))
 		found = append(found, m)
 	}
 	return without(members, found)
