@@ -20,7 +20,11 @@ limitations under the License.
 // children, the index that finds them, the gate that holds them while
 // the parent takes no work, one batch at a time per parent, the batch of
 // a parent's pending children, the wake-ups of its members, and the
-// deletion of finished children after the parent's retention.
+// deletion of finished children after the parent's retention. A child
+// kind is a v1alpha1.ChildObject (its parent's name, the ChildStatus its
+// status embeds) and its parent a v1alpha1.OAuthObject whose grant the
+// parent kind's grant.Phases fetch: the Batcher reads both through those
+// contracts, and a kind's Batcher fields say only what differs.
 //
 // A batch reads its members from the informer cache, which may lag this
 // manager's own writes: what the manager last wrote of each child is
