@@ -22,28 +22,20 @@ limitations under the License.
 package notion_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -75,29 +67,20 @@ var syncRechecks = outbound.Schedule{Base: 200 * time.Millisecond, Max: 2 * time
 // PaperSync controllers, as the manager binary does, and sets
 // stopControllers: a test stops it and starts another, as a restart of
 // the manager would (restore_test.go).
-func startControllers(e *testenv.Env) error {
-	co := setup.ClientOptions()
-	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache: setup.Scope{Own: []string{"default"}, SecretsOnlyWake: true}.CacheOptions(e.Scheme), Client: client.Options{Cache: &co},
-		// A restarted manager registers the same controller names again.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
+func startControllers(*testenv.Env) error {
+	reports := &notionintegration.Reports{}
+	_, stop, err := testenv.StartOperator(rbac.Manager, wire.Operator{
+		Kinds: []wire.Kind{&notionintegration.Controller{Reports: reports},
+			&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}, &notionsignup.Controller{}},
+		Deps: wire.Deps{Outbound: out, StateNamespace: "default"},
+		// Every index, as before the builder: with the manager's alone the
+		// sign-up test's deleted sign-up is still "closed" to the webhook
+		// (reported on issue 39).
+		Indexes: index.Both})
 	if err != nil {
 		return err
 	}
-	if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
-		return err
-	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	reports := &notionintegration.Reports{}
-	kinds := []wire.Kind{&notionintegration.Controller{Reports: reports},
-		&papersync.Controller{Integrations: reports, Retries: syncRetries, Recheck: syncRechecks}, &notionsignup.Controller{}}
-	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, StateNamespace: "default"}, kinds...); err != nil {
-		return err
-	}
-	if err := grant.SetupHandover(mgr, engine, "default", nil, wire.SignUps(kinds)...); err != nil {
-		return err
-	}
-	stopControllers = testenv.StartManager(mgr)
+	stopControllers = stop
 	return nil
 }
 
