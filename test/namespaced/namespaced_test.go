@@ -26,20 +26,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
-	"github.com/switchboard-dev/switchboard/internal/oembed"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -63,23 +59,13 @@ func TestMain(m *testing.M) {
 			}
 		}
 		srv := httptest.NewServer(sandbox.New(sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides()))
-		out, err := outbound.New(sandbox.Upstreams(srv.URL), outbound.Options{Timeout: 5 * time.Second})
+		built, stop, err := testenv.StartOperator(rbac.Manager, wire.Operator{Kinds: []wire.Kind{&slidestock.Controller{}},
+			Upstreams: sandbox.Upstreams(srv.URL), OutboundOptions: outbound.Options{Timeout: 5 * time.Second},
+			Deps: wire.Deps{Watch: watched, StateNamespace: release}})
 		if err != nil {
 			return nil, err
 		}
-		co := setup.ClientOptions()
-		mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-			Cache:  setup.Scope{Watch: watched, Own: []string{release}}.CacheOptions(e.Scheme),
-			Client: client.Options{Cache: &co}})
-		if err != nil {
-			return nil, err
-		}
-		if err := (&slidestock.Reconciler{Client: mgr.GetClient(), Fetcher: &oembed.Client{Out: out},
-			Recorder: mgr.GetEventRecorder("slidestock-controller")}).SetupWithManager(mgr); err != nil {
-			return nil, err
-		}
-		seen = mgr.GetCache()
-		stop := testenv.StartManager(mgr)
+		seen = built.Manager.GetCache()
 		return func() { stop(); srv.Close() }, nil
 	})
 }
