@@ -23,25 +23,17 @@ limitations under the License.
 package calendar_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -95,33 +87,13 @@ var stopControllers func()
 
 // startControllers starts a new manager running the CalendarWatch
 // controller, as the manager binary does, and sets stopControllers.
-func startControllers(e *testenv.Env) error {
-	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{
-		Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		// A restarted manager registers the same controller names again.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+func startControllers(*testenv.Env) error {
+	_, stop, err := testenv.StartOperator(rbac.Manager, wire.Operator{Kinds: []wire.Kind{&calendarwatch.Controller{}},
+		Deps: wire.Deps{Outbound: out, PublicURL: hookURL, StateNamespace: "default"}})
 	if err != nil {
 		return err
 	}
-	if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
-		return err
-	}
-	cal, err := gcalendar.New(context.Background(), out)
-	if err != nil {
-		return err
-	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	if err := (&calendarwatch.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), OAuth: engine, Calendar: cal, Out: out,
-		Recorder: mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: hookURL,
-	}).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := grant.SetupHandover(mgr, engine, "default", nil); err != nil {
-		return err
-	}
-	stopControllers = testenv.StartManager(mgr)
+	stopControllers = stop
 	return nil
 }
 
