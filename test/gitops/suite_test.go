@@ -33,8 +33,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
@@ -43,7 +41,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -95,19 +92,7 @@ func TestMain(m *testing.M) {
 		if err := ups.Set("s3=" + s3.Endpoint); err != nil {
 			return nil, err
 		}
-		out, err := outbound.New(ups, outbound.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
-		if err != nil {
-			return nil, err
-		}
-		if err := index.Register(ctx, mgr.GetCache()); err != nil {
-			return nil, err
-		}
 		hook := testenv.NewWebhook()
-		engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
 		// Every kind's controller, as cmd/manager lists them, with the
 		// retry schedules shortened.
 		all := kinds.All(linkNamespace)
@@ -123,13 +108,16 @@ func TestMain(m *testing.M) {
 				c.KeySecret = "link-keys"
 			}
 		}
-		if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hook.URL, StateNamespace: linkNamespace}, all...); err != nil {
+		// The webhook's routes read the manager's cache: its indexes too.
+		built, err := testenv.Operator(wire.Operator{Kinds: all, Upstreams: ups, OutboundOptions: outbound.Options{Timeout: 5 * time.Second},
+			Deps: wire.Deps{PublicURL: hook.URL, StateNamespace: linkNamespace}, Indexes: index.Both}).Build(ctx, e.Config)
+		if err != nil {
 			return nil, err
 		}
-		if err := hook.Serve(mgr, ups, out, logr.Discard()); err != nil {
+		if err := hook.Serve(built.Manager, ups, built.Deps.Outbound, logr.Discard()); err != nil {
 			return nil, err
 		}
-		stop := testenv.StartManager(mgr)
+		stop := testenv.StartManager(built.Manager)
 		return func() { stop(); calEm.Close(); hook.Close(); srv.Close() }, nil
 	})
 }
