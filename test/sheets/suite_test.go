@@ -23,7 +23,6 @@ limitations under the License.
 package sheets_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -32,18 +31,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	grants "github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
@@ -97,28 +90,17 @@ func logger() logr.Logger { return funcr.New(logs.sink, funcr.Options{Verbosity:
 // startControllers starts a new manager running the real SheetConnection
 // and SheetSync controllers, as the manager binary does, and sets
 // stopControllers.
-func startControllers(e *testenv.Env) error {
-	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{
-		Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger(),
-		// A restarted manager registers the same controller names again.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+func startControllers(*testenv.Env) error {
+	reports := &sheetconnection.Reports{}
+	_, stop, err := testenv.StartOperator(rbac.Manager, wire.Operator{
+		Kinds: []wire.Kind{&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports, Retries: syncRetries}},
+		Deps:  wire.Deps{Outbound: out, PublicURL: hookURL, StateNamespace: "default"},
+		// The scanned lines hold what the controllers log.
+		Options: func(o *ctrl.Options) { o.Logger = logger() }})
 	if err != nil {
 		return err
 	}
-	if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
-		return err
-	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	reports := &sheetconnection.Reports{}
-	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL, StateNamespace: "default"},
-		&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports, Retries: syncRetries}); err != nil {
-		return err
-	}
-	if err := grants.SetupHandover(mgr, engine, "default", nil); err != nil {
-		return err
-	}
-	stopControllers = testenv.StartManager(mgr)
+	stopControllers = stop
 	return nil
 }
 
