@@ -40,17 +40,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
@@ -148,7 +144,7 @@ func startOperator(e *testenv.Env) (func(), error) {
 	hook.Links = &webhook.Links{Namespace: opns, Cache: hookMgr.GetCache(), Blobs: bc,
 		DefaultKeys: types.NamespacedName{Namespace: opns, Name: receivelink.DefaultKeySecret}, Audit: audit}
 	hook.SignIn = &webhook.SignIn{Sessions: &session.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient(), Namespace: opns,
-		Engine:    &oauth.Engine{Store: &oauth.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient()}, Out: out},
+		Engine:    setup.Engine(hookMgr, out),
 		ClientKey: types.NamespacedName{Namespace: opns, Name: "discord-client"}}}
 	if err := hook.Serve(hookMgr, ups, out, logr.Discard()); err != nil {
 		return nil, err
@@ -165,25 +161,12 @@ func startOperator(e *testenv.Env) (func(), error) {
 
 	// The manager as cmd/manager builds it, with the controllers of the
 	// kinds these tests connect or share.
-	kinds := []wire.Kind{&notionintegration.Controller{}, &notionsignup.Controller{}, &calendarwatch.Controller{}, &receivelink.Controller{Namespace: opns}}
-	co := setup.ClientOptions()
-	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache:  setup.Scope{Own: append([]string{opns}, wire.Namespaces(kinds)...), SecretsOnlyWake: true}.CacheOptions(e.Scheme),
-		Client: client.Options{Cache: &co}})
+	_, stopMgr, err := testenv.StartOperator(rbac.Manager, wire.Operator{
+		Kinds: []wire.Kind{&notionintegration.Controller{}, &notionsignup.Controller{}, &calendarwatch.Controller{}, &receivelink.Controller{Namespace: opns}},
+		Deps:  wire.Deps{Outbound: out, PublicURL: hookURL, StateNamespace: opns}})
 	if err != nil {
 		return nil, err
 	}
-	if err := index.RegisterFor(ctx, mgr.GetCache(), index.Manager); err != nil {
-		return nil, err
-	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: out}
-	if err := wire.SetupAll(mgr, wire.Deps{Outbound: out, OAuth: engine, PublicURL: hookURL, StateNamespace: opns}, kinds...); err != nil {
-		return nil, err
-	}
-	if err := grant.SetupHandover(mgr, engine, opns, nil, wire.SignUps(kinds)...); err != nil {
-		return nil, err
-	}
-	stopMgr := testenv.StartManager(mgr)
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	go func() { _ = audit.Start(auditCtx) }()
 	return func() {
