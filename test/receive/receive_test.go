@@ -54,12 +54,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/blob"
@@ -178,7 +176,7 @@ func TestMain(m *testing.M) {
 		hook.Links = &webhook.Links{Namespace: opns, Cache: hookMgr.GetCache(), Blobs: bc,
 			DefaultKeys: keys, Audit: audit, Clock: webhookClock{}}
 		hook.SignIn = &webhook.SignIn{Sessions: &session.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient(), Namespace: opns,
-			Engine:    &oauth.Engine{Store: &oauth.Store{Reader: hookMgr.GetAPIReader(), Writer: hookMgr.GetClient()}, Out: out},
+			Engine:    setup.Engine(hookMgr, out),
 			ClientKey: types.NamespacedName{Namespace: opns, Name: "discord-client"}}}
 		hook.Registerer = metrics
 		if err := hook.Serve(hookMgr, set, out, logger); err != nil {
@@ -204,23 +202,25 @@ func startManager(e *testenv.Env, s3URL string) error {
 	if err := set.Set("s3=" + s3URL); err != nil {
 		return err
 	}
-	out, err := outbound.New(set, outbound.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(rbac.Manager, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger,
-		// A restarted manager registers the same controller name again.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		return err
-	}
 	// Rotations reach the copies in the link namespace within a
 	// refresh: a short one here.
 	links := &receivelink.Controller{Namespace: opns, KeySecret: linkKeys, MirrorInterval: 100 * time.Millisecond}
-	if err := links.Setup(mgr, wire.Deps{Outbound: out, PublicURL: hookURL, Registerer: reregisterer{metrics}}); err != nil {
+	_, stop, err := testenv.StartOperator(rbac.Manager, wire.Operator{Kinds: []wire.Kind{links},
+		Upstreams: set, OutboundOptions: outbound.Options{Timeout: 5 * time.Second},
+		Deps: wire.Deps{PublicURL: hookURL, StateNamespace: opns, Registerer: reregisterer{metrics}},
+		Options: func(o *ctrl.Options) {
+			o.Logger = logger
+			// The suite's cache, not the binary's: the binary's keeps no
+			// Secret data, and the Sweeper's Refresh reads the short-token
+			// objects' data from it, so a rotation never reaches the
+			// webhook there (TestRotatedCredentialsAndKeysReachTheWebhook
+			// fails; reported on issue 39).
+			o.Cache, o.Client = cache.Options{}, client.Options{}
+		}})
+	if err != nil {
 		return err
 	}
-	stopMgr = testenv.StartManager(mgr)
+	stopMgr = stop
 	return nil
 }
 
