@@ -42,7 +42,6 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
@@ -142,23 +141,14 @@ func startCalendarRig(ctx context.Context, cfg *rest.Config, workers int) (*cale
 		return time.Now()
 	}
 	var err error
-	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.google, r.cal), &bench.APICounter{}); err != nil {
+	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.google, r.cal), &bench.APICounter{}, func(rig *bench.Rig) wire.Operator {
+		return wire.Operator{Kinds: []wire.Kind{&calendarwatch.Controller{Workers: wire.Workers{N: r.workers}}}, Deps: wire.Deps{PublicURL: rig.HookURL}}
+	}); err != nil {
 		r.cal.Close()
 		return nil, err
 	}
 	stopRig := r.Close
 	r.Close = func() { r.cal.Close(); stopRig() }
-	cal, err := gcalendar.New(ctx, r.Out)
-	if err == nil {
-		err = (&calendarwatch.Reconciler{
-			Client: r.Mgr.GetClient(), APIReader: r.Mgr.GetAPIReader(), OAuth: r.Engine, Calendar: cal, Out: r.Out,
-			Recorder: r.Mgr.GetEventRecorder("calendarwatch-controller"), PublicURL: r.HookURL, Workers: r.workers,
-		}).SetupWithManager(r.Mgr)
-	}
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
 	return r, r.Start(ctx)
 }
 

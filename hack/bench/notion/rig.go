@@ -54,13 +54,11 @@ func newNotionRig(ctx context.Context, cfg *rest.Config, wsID string) (*notionRi
 	r.notion.AddClient("bench-client", "bench-secret")
 	r.notion.AddPage(r.ws.ID, "Bench page")
 	var err error
-	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.notion, sandbox.NewArxiv()), nil); err != nil {
-		return nil, err
-	}
 	reports := &notionintegration.Reports{}
-	if err := wire.SetupAll(r.Mgr, wire.Deps{Outbound: r.Out, OAuth: r.Engine},
-		&notionintegration.Controller{Reports: reports}, &papersync.Controller{Integrations: reports}); err != nil {
-		r.Close()
+	// No public URL: the integrations keep no connect link.
+	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.notion, sandbox.NewArxiv()), nil, func(*bench.Rig) wire.Operator {
+		return wire.Operator{Kinds: []wire.Kind{&notionintegration.Controller{Reports: reports}, &papersync.Controller{Integrations: reports}}}
+	}); err != nil {
 		return nil, err
 	}
 	return r, nil

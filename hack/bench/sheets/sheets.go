@@ -87,13 +87,11 @@ func startSheetsRig(ctx context.Context, cfg *rest.Config) (*sheetsRig, error) {
 	r.sheets = sandbox.NewGoogleSheets(r.google)
 	r.sheets.AddSpreadsheet(bench.SheetsID, sheetsBenchTimeZone, sandbox.SheetSpec{ID: 0, Title: bench.SheetsTab, Rows: [][]string{testenv.SheetHeader}})
 	var err error
-	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.google, r.sheets), &bench.APICounter{}); err != nil {
-		return nil, err
-	}
 	reports := &sheetconnection.Reports{}
-	if err := wire.SetupAll(r.Mgr, wire.Deps{Outbound: r.Out, OAuth: r.Engine, PublicURL: r.HookURL},
-		&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports}); err != nil {
-		r.Close()
+	if r.Rig, err = bench.NewRig(ctx, cfg, sandbox.New(r.google, r.sheets), &bench.APICounter{}, func(r *bench.Rig) wire.Operator {
+		return wire.Operator{Kinds: []wire.Kind{&sheetconnection.Controller{Reports: reports}, &sheetsync.Controller{Connections: reports}},
+			Deps: wire.Deps{PublicURL: r.HookURL}}
+	}); err != nil {
 		return nil, err
 	}
 	return r, r.Start(ctx)

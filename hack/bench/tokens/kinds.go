@@ -89,7 +89,9 @@ func startNotionTokens(ctx context.Context, cfg *rest.Config, workers int) (*tok
 	notion.AddClient("bench-client", "bench-secret")
 	ws := sandbox.NotionWorkspace{ID: "be4c0000-0000-4000-8000-000000000021", Name: "Bench", BotID: "b0000000-0000-4000-8000-000000000021"}
 	notion.AddPage(ws.ID, "Bench page")
-	r, err := bench.NewRig(ctx, cfg, sandbox.New(notion), &bench.APICounter{})
+	r, err := bench.NewRig(ctx, cfg, sandbox.New(notion), &bench.APICounter{}, func(r *bench.Rig) wire.Operator {
+		return wire.Operator{Kinds: []wire.Kind{&notionintegration.Controller{Workers: wire.Workers{N: workers}}}, Deps: wire.Deps{PublicURL: r.HookURL}}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +121,6 @@ func startNotionTokens(ctx context.Context, cfg *rest.Config, workers int) (*tok
 		ni.Spec.TokenRefresh.RefreshBefore = metav1.Duration{Duration: k.refreshBefore}
 		return c.Create(ctx, ni)
 	}
-	if err := wire.SetupAll(r.Mgr, wire.Deps{Outbound: r.Out, OAuth: r.Engine, PublicURL: r.HookURL},
-		&notionintegration.Controller{Workers: wire.Workers{N: workers}}); err != nil {
-		r.Close()
-		return nil, err
-	}
 	return k, r.Start(ctx)
 }
 
@@ -144,7 +141,9 @@ func startSheetsTokens(ctx context.Context, cfg *rest.Config, workers int) (*tok
 	}
 	sheets := sandbox.NewGoogleSheets(google)
 	sheets.AddSpreadsheet(tokensSheetID, "Asia/Tokyo", sandbox.SheetSpec{ID: 0, Title: tokensSheetTab, Rows: [][]string{testenv.SheetHeader}})
-	r, err := bench.NewRig(ctx, cfg, sandbox.New(google, sheets), &bench.APICounter{})
+	r, err := bench.NewRig(ctx, cfg, sandbox.New(google, sheets), &bench.APICounter{}, func(r *bench.Rig) wire.Operator {
+		return wire.Operator{Kinds: []wire.Kind{&sheetconnection.Controller{Workers: wire.Workers{N: workers}}}, Deps: wire.Deps{PublicURL: r.HookURL}}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -177,11 +176,6 @@ func startSheetsTokens(ctx context.Context, cfg *rest.Config, workers int) (*tok
 			oauth.KeyGrantedAt: expiry.Add(-t.lifetime).UTC().Format(time.RFC3339Nano)}, nil
 	}
 	k.create = k.createSheetConnection
-	if err := wire.SetupAll(r.Mgr, wire.Deps{Outbound: r.Out, OAuth: r.Engine, PublicURL: r.HookURL},
-		&sheetconnection.Controller{Workers: wire.Workers{N: workers}}); err != nil {
-		r.Close()
-		return nil, err
-	}
 	return k, r.Start(ctx)
 }
 

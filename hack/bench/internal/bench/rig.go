@@ -29,28 +29,27 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 
 // Rig is what the in-process benchmarks share, wired as the end-to-end
-// tests wire it: an instant sandbox over HTTP, the outbound policy pointed
-// at it, a manager with default options (its requests to the API server
-// counted when Calls is set), the one OAuth engine, and the webhook
-// server's routes on a loopback listener (HookURL). A benchmark adds its
-// controllers to Mgr, then calls Start.
+// tests wire it: an instant sandbox over HTTP, the manager cmd/manager
+// builds (wire.Operator: the outbound policy pointed at the sandbox, the
+// one OAuth engine, the benchmark's controllers; its requests to the API
+// server counted when Calls is set), and the webhook server's routes on a
+// loopback listener (HookURL). A benchmark names its controllers to
+// NewRig, then calls Start.
 type Rig struct {
 	Box       *sandbox.Server
 	Upstreams *upstream.Set
@@ -70,42 +69,32 @@ type Rig struct {
 	Close func()
 }
 
-// NewRig builds the rig on cfg around box, not yet started; calls, when
-// not nil, counts the manager's requests to the API server.
-func NewRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *APICounter) (*Rig, error) {
+// NewRig builds the rig on cfg around box, not yet started: the manager
+// operator returns (wire.Operator, as a suite runs it: testenv.Operator)
+// given the rig's webhook address and sandbox; calls, when not nil,
+// counts the manager's requests to the API server. The webhook routes
+// served here read no Secret from the cache.
+func NewRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *APICounter, operator func(*Rig) wire.Operator) (*Rig, error) {
 	r := &Rig{Box: box, Calls: calls}
 	sbx := httptest.NewServer(box)
-	r.Close = sbx.Close
 	r.Upstreams = sandbox.Upstreams(sbx.URL)
 	var err error
-	if r.Out, err = outbound.New(r.Upstreams, outbound.Options{}); err != nil {
-		r.Close()
+	if r.ln, r.HookURL, err = ListenLoopback(); err != nil {
+		sbx.Close()
 		return nil, err
 	}
+	r.Close = func() { _ = r.ln.Close(); sbx.Close() }
 	if calls != nil {
 		cfg = Counted(cfg, calls)
 	}
-	// The suites run one after another in one process: each builds the
-	// same controllers anew, which controller-runtime's check of unique
-	// names would refuse.
-	// The cache and client options are the manager binary's (setup); the
-	// webhook routes served here read no Secret from the cache.
-	scheme := setup.Scheme()
-	r.Mgr, err = ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache: setup.Scope{SecretsOnlyWake: true}.CacheOptions(scheme), Client: client.Options{Cache: ptr.To(setup.ClientOptions())},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err == nil {
-		err = index.Register(ctx, r.Mgr.GetCache())
-	}
-	if err == nil {
-		r.ln, r.HookURL, err = ListenLoopback()
-	}
+	o := operator(r)
+	o.Upstreams, o.Indexes = r.Upstreams, index.Both
+	b, err := testenv.Operator(o).Build(ctx, cfg)
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
-	r.Close = func() { _ = r.ln.Close(); sbx.Close() }
-	r.Engine = &oauth.Engine{Store: &oauth.Store{Reader: r.Mgr.GetAPIReader(), Writer: r.Mgr.GetClient()}, Out: r.Out}
+	r.Mgr, r.Out, r.Engine = b.Manager, b.Deps.Outbound, b.Deps.OAuth
 	return r, nil
 }
 
