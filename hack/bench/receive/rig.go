@@ -119,20 +119,22 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	if err := ups.Set(string(upstream.S3) + "=" + s3.Endpoint); err != nil {
 		return nil, err
 	}
-	out, err := outbound.New(ups, outbound.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if r.mgr, r.hook, err = receiveManagers(ctx, cfg); err != nil {
-		return nil, err
-	}
 	ln, hookURL, err := bench.ListenLoopback()
 	if err != nil {
 		return nil, err
 	}
 	r.hookURL = hookURL
+	// The manager binary's, running the ReceiveLink controller alone.
 	links := &receivelink.Controller{Namespace: benchOperatorNS, KeySecret: "link-keys", Workers: wire.Workers{N: workers}}
-	if err := links.Setup(r.mgr, wire.Deps{Outbound: out, PublicURL: r.hookURL}); err != nil {
+	built, err := testenv.Operator(wire.Operator{Kinds: []wire.Kind{links}, Upstreams: ups, Deps: wire.Deps{PublicURL: r.hookURL}}).Build(ctx, cfg)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	r.mgr = built.Manager
+	out := built.Deps.Outbound
+	if r.hook, err = webhookManager(ctx, cfg); err != nil {
+		_ = ln.Close()
 		return nil, err
 	}
 	if err := r.serve(ctx, ln, ups, out, links.KeySecret); err != nil {
@@ -143,25 +145,18 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	return r, nil
 }
 
-// receiveManagers are the manager's and the webhook's, with the
-// binaries' options: the manager's cache keeps no Secret data, as the
-// binary's; the webhook's keeps the short-token objects' data it reads,
-// and has its indexes.
-func receiveManagers(ctx context.Context, cfg *rest.Config) (mgr, hook ctrl.Manager, err error) {
+// webhookManager is the webhook's: its cache keeps the short-token
+// objects' data it reads, and has its indexes.
+func webhookManager(ctx context.Context, cfg *rest.Config) (ctrl.Manager, error) {
 	scheme := setup.Scheme()
-	opts := func(scope setup.Scope) ctrl.Options {
-		co := setup.ClientOptions()
-		return ctrl.Options{Scheme: scheme, Cache: scope.CacheOptions(scheme), Client: client.Options{Cache: &co},
-			Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-			Controller: config.Controller{SkipNameValidation: ptr.To(true)}} // suites share the process
+	co := setup.ClientOptions()
+	hook, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: setup.Scope{}.CacheOptions(scheme), Client: client.Options{Cache: &co},
+		Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)}}) // suites share the process
+	if err != nil {
+		return nil, err
 	}
-	if mgr, err = ctrl.NewManager(cfg, opts(setup.Scope{SecretsOnlyWake: true})); err != nil {
-		return nil, nil, err
-	}
-	if hook, err = ctrl.NewManager(cfg, opts(setup.Scope{})); err != nil {
-		return nil, nil, err
-	}
-	return mgr, hook, index.Register(ctx, hook.GetCache())
+	return hook, index.Register(ctx, hook.GetCache())
 }
 
 // serve serves the webhook's routes on ln, the share links' among them
