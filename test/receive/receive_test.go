@@ -55,7 +55,6 @@ import (
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -207,16 +206,8 @@ func startManager(e *testenv.Env, s3URL string) error {
 	links := &receivelink.Controller{Namespace: opns, KeySecret: linkKeys, MirrorInterval: 100 * time.Millisecond}
 	_, stop, err := testenv.StartOperator(rbac.Manager, wire.Operator{Kinds: []wire.Kind{links},
 		Upstreams: set, OutboundOptions: outbound.Options{Timeout: 5 * time.Second},
-		Deps: wire.Deps{PublicURL: hookURL, StateNamespace: opns, Registerer: reregisterer{metrics}},
-		Options: func(o *ctrl.Options) {
-			o.Logger = logger
-			// The suite's cache, not the binary's: the binary's keeps no
-			// Secret data, and the Sweeper's Refresh reads the short-token
-			// objects' data from it, so a rotation never reaches the
-			// webhook there (TestRotatedCredentialsAndKeysReachTheWebhook
-			// fails; reported on issue 39).
-			o.Cache, o.Client = cache.Options{}, client.Options{}
-		}})
+		Deps:    wire.Deps{PublicURL: hookURL, StateNamespace: opns, Registerer: reregisterer{metrics}},
+		Options: func(o *ctrl.Options) { o.Logger = logger }})
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	sweep := &Sweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Reconciler: r,
+	sweep := &Sweeper{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Reconciler: r,
 		Namespace: c.Namespace, Interval: c.SweepInterval, MirrorInterval: c.MirrorInterval, Registerer: d.Registerer, Shard: d.Shard,
 		Watch: d.Watch}
 	if err := mgr.Add(sweep); err != nil {

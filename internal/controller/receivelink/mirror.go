@@ -182,23 +182,29 @@ type MirrorResult struct {
 // source: the credentials in each live short-token object, and the key
 // mirror of each key Secret a live object was sealed with. A source that
 // is gone takes its copy with it: a link whose credentials Secret was
-// deleted answers 503, one whose key Secret was deleted 404. The short-token
-// objects are read from Cache (the manager's informer cache); each source
-// once, from the API server.
+// deleted answers 503, one whose key Secret was deleted 404. The
+// short-token objects are read from the API server, a page of Batch at a
+// time as the sweep reads them: the manager's cache keeps no Secret's
+// data (setup.Scope.SecretsOnlyWake), and what Refresh compares is data.
+// Each source is read once, from the API server.
 func (s *Sweeper) Refresh(ctx context.Context) (MirrorResult, error) {
 	if err := s.init(); err != nil {
 		return MirrorResult{}, err
 	}
 	var res MirrorResult
-	reader := s.Cache
-	if reader == nil {
-		reader = s.APIReader
+	keys := map[types.NamespacedName]bool{}
+	creds := map[types.NamespacedName]credentialsRead{}
+	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}, client.Limit(s.Batch)}
+	for cont := ""; ; {
+		var page corev1.SecretList
+		if err := s.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
+			return res, fmt.Errorf("list short-token objects: %w", err)
+		}
+		s.refreshCredentials(ctx, page.Items, creds, keys, &res)
+		if cont = page.Continue; cont == "" {
+			break
+		}
 	}
-	var list corev1.SecretList
-	if err := reader.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}); err != nil {
-		return res, fmt.Errorf("list short-token objects: %w", err)
-	}
-	keys := s.refreshCredentials(ctx, list.Items, &res)
 	for src := range keys {
 		s.refreshKeyMirror(ctx, src, &res)
 	}
@@ -213,11 +219,10 @@ type credentialsRead struct {
 
 // refreshCredentials brings the copy of the storage credentials in each
 // live short-token object of objs up to date, reading each credentials
-// Secret once, and returns the key Secrets the live objects were sealed
-// with.
-func (s *Sweeper) refreshCredentials(ctx context.Context, objs []corev1.Secret, res *MirrorResult) map[types.NamespacedName]bool {
-	creds := map[types.NamespacedName]credentialsRead{}
-	keys := map[types.NamespacedName]bool{}
+// Secret once (creds keeps what was read, across pages), and adds to keys
+// the key Secrets the live objects were sealed with.
+func (s *Sweeper) refreshCredentials(ctx context.Context, objs []corev1.Secret, creds map[types.NamespacedName]credentialsRead,
+	keys map[types.NamespacedName]bool, res *MirrorResult) {
 	for i := range objs {
 		obj := &objs[i]
 		if _, sealed := obj.Data[linktoken.DataLongToken]; !sealed {
@@ -247,7 +252,6 @@ func (s *Sweeper) refreshCredentials(ctx context.Context, objs []corev1.Secret, 
 			res.Updated++
 		}
 	}
-	return keys
 }
 
 // readCredentials reads the credentials Secret src: gone (or incomplete)

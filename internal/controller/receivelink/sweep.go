@@ -77,9 +77,6 @@ type Sweeper struct {
 	Client     client.Client
 	APIReader  client.Reader
 	Reconciler *Reconciler
-	// Cache, when set, is where Refresh lists the short-token objects (the
-	// manager's informer cache holds them); APIReader otherwise.
-	Cache client.Reader
 	// Namespace holds the short-token objects.
 	Namespace string
 	Interval  time.Duration
