@@ -262,15 +262,8 @@ func (r *renewalRun) baseline(ctx context.Context, c client.Client, l *renewalLo
 		return err
 	}
 	l.mu.Lock()
-	r.baseLate = make([]time.Duration, 0, len(p.due))
-	for name, at := range l.touched {
-		r.baseLate = append(r.baseLate, at.Sub(baseDue[name]))
-		if at.After(r.lastTouch) {
-			r.lastTouch = at
-		}
-	}
+	r.baseLate, r.lastTouch = bench.Lateness(l.touched, baseDue)
 	l.mu.Unlock()
-	bench.SortDurations(r.baseLate)
 	return nil
 }
 

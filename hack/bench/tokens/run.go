@@ -146,14 +146,8 @@ func (r *tokenRun) baseline(ctx context.Context, c client.Client, k *tokenKind, 
 		return err
 	}
 	l.mu.Lock()
-	for name, at := range l.baseSeen {
-		r.baseLate = append(r.baseLate, at.Sub(baseDue[name]))
-		if at.After(r.lastBase) {
-			r.lastBase = at
-		}
-	}
+	r.baseLate, r.lastBase = bench.Lateness(l.baseSeen, baseDue)
 	l.mu.Unlock()
-	bench.SortDurations(r.baseLate)
 	return nil
 }
 

@@ -69,6 +69,20 @@ func Drive(clients, count int, do func(i int) (bool, error)) (perSecond float64,
 // SortDurations sorts d, shortest first.
 func SortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
 
+// Lateness is how late each of seen came after its due instant, sorted,
+// and the last of seen: what a baseline's writes are measured by.
+func Lateness(seen, due map[string]time.Time) (late []time.Duration, last time.Time) {
+	late = make([]time.Duration, 0, len(seen))
+	for name, at := range seen {
+		late = append(late, at.Sub(due[name]))
+		if at.After(last) {
+			last = at
+		}
+	}
+	SortDurations(late)
+	return late, last
+}
+
 // MeanD is the mean of d (0 for none).
 func MeanD(d []time.Duration) time.Duration {
 	if len(d) == 0 {
