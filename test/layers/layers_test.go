@@ -26,7 +26,8 @@ limitations under the License.
 //  4. the reconcile framework (runner, status) and the controllers, one
 //     package per kind, none importing another kind's;
 //  5. the webhook, which links no upstream client of the manager's and
-//     no reconcile framework;
+//     no reconcile framework; nor does the OAuth engine (internal/oauth),
+//     which both sides share;
 //  6. the binaries; the kubectl plugin (internal/cli) links no upstream
 //     client and no reconcile framework.
 //
@@ -162,6 +163,12 @@ func TestImportsRunDownhill(t *testing.T) {
 			for _, d := range ownDeps {
 				if within(d, framework...) || within(d, clients...) {
 					t.Errorf("%s depends on %s: the kubectl plugin speaks only to the API server, and links no reconcile framework and no upstream client", path, d)
+				}
+			}
+		case within(path, "internal/oauth"):
+			for _, d := range ownDeps {
+				if within(d, framework...) {
+					t.Errorf("%s depends on %s: the OAuth engine is shared by the webhook and the controllers and links no reconcile framework (runner, status, controllers)", path, d)
 				}
 			}
 		case within(path, "internal/sandbox", "cmd/sandbox"):
