@@ -194,16 +194,10 @@ func (s *Sweeper) Refresh(ctx context.Context) (MirrorResult, error) {
 	var res MirrorResult
 	keys := map[types.NamespacedName]bool{}
 	creds := map[types.NamespacedName]credentialsRead{}
-	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}, client.Limit(s.Batch)}
-	for cont := ""; ; {
-		var page corev1.SecretList
-		if err := s.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
-			return res, fmt.Errorf("list short-token objects: %w", err)
-		}
-		s.refreshCredentials(ctx, page.Items, creds, keys, &res)
-		if cont = page.Continue; cont == "" {
-			break
-		}
+	if err := s.secretPages(ctx, linktoken.TokenLabel, "short-token objects", func(objs []corev1.Secret) {
+		s.refreshCredentials(ctx, objs, creds, keys, &res)
+	}); err != nil {
+		return res, err
 	}
 	for src := range keys {
 		s.refreshKeyMirror(ctx, src, &res)

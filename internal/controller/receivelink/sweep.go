@@ -227,15 +227,24 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 // blob; then the object goes. used collects the key mirrors live objects
 // need.
 func (s *Sweeper) sweepTokens(ctx context.Context, used map[string]bool, res *SweepResult) error {
-	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.TokenLabel: "true"}, client.Limit(s.Batch)}
+	return s.secretPages(ctx, linktoken.TokenLabel, "short-token objects", func(objs []corev1.Secret) {
+		for i := range objs {
+			s.sweepToken(ctx, &objs[i], used, res)
+		}
+	})
+}
+
+// secretPages hands each page (Batch Secrets) of the Secrets in the link
+// namespace labelled label=true, read from the API server, to each; what
+// names them in an error.
+func (s *Sweeper) secretPages(ctx context.Context, label, what string, each func([]corev1.Secret)) error {
+	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{label: "true"}, client.Limit(s.Batch)}
 	for cont := ""; ; {
 		var page corev1.SecretList
 		if err := s.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
-			return fmt.Errorf("list short-token objects: %w", err)
+			return fmt.Errorf("list %s: %w", what, err)
 		}
-		for i := range page.Items {
-			s.sweepToken(ctx, &page.Items[i], used, res)
-		}
+		each(page.Items)
 		if cont = page.Continue; cont == "" {
 			return nil
 		}
@@ -249,14 +258,9 @@ func (s *Sweeper) sweepTokens(ctx context.Context, used map[string]bool, res *Sw
 // (mirrorKeys clears the mark) before it creates its short-token object,
 // so a mirror is never deleted under a link just sealed with it.
 func (s *Sweeper) sweepMirrors(ctx context.Context, used map[string]bool, res *SweepResult) error {
-	opts := []client.ListOption{client.InNamespace(s.Namespace), client.MatchingLabels{linktoken.KeysMirrorLabel: "true"}, client.Limit(s.Batch)}
-	for cont := ""; ; {
-		var page corev1.SecretList
-		if err := s.APIReader.List(ctx, &page, append(opts, client.Continue(cont))...); err != nil {
-			return fmt.Errorf("list key mirrors: %w", err)
-		}
-		for i := range page.Items {
-			m := &page.Items[i]
+	return s.secretPages(ctx, linktoken.KeysMirrorLabel, "key mirrors", func(mirrors []corev1.Secret) {
+		for i := range mirrors {
+			m := &mirrors[i]
 			marked := m.Annotations[linktoken.UnusedSinceAnnotation] != ""
 			var err error
 			switch {
@@ -287,10 +291,7 @@ func (s *Sweeper) sweepMirrors(ctx context.Context, used map[string]bool, res *S
 				res.Errors++
 			}
 		}
-		if cont = page.Continue; cont == "" {
-			return nil
-		}
-	}
+	})
 }
 
 // sweepLinks hands links past their expiry, not yet Expired, to the
