@@ -54,6 +54,7 @@ var memSkipped = map[string]string{
 // its list type from the scheme; a kind with neither a maker nor a reason
 // in memSkipped is an error, so a new kind is not left out unnoticed.
 func memKinds() ([]memKind, error) {
+	scheme := setup.Scheme() // built once: list() runs at every poll
 	var kinds []memKind
 	for _, name := range v1alpha1.Kinds() {
 		mk, ok := memMakers[name]
@@ -64,11 +65,11 @@ func memKinds() ([]memKind, error) {
 			return nil, fmt.Errorf("the memory benchmark has no maker for %s (memMakers) and no reason to skip it (memSkipped)", name)
 		}
 		gvk := v1alpha1.GroupVersion.WithKind(name + "List")
-		if _, err := setup.Scheme().New(gvk); err != nil {
+		if _, err := scheme.New(gvk); err != nil {
 			return nil, err
 		}
 		kinds = append(kinds, memKind{name: name, make: mk, list: func() client.ObjectList {
-			l, _ := setup.Scheme().New(gvk)
+			l, _ := scheme.New(gvk)
 			return l.(client.ObjectList)
 		}})
 	}
