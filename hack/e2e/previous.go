@@ -29,14 +29,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/hack/internal/scenario"
 )
 
 // previousRepository is the repository hack/e2e/previous-release.sh names
@@ -163,23 +162,12 @@ func (e *e2e) allReady(ctx context.Context) error {
 // kind the cluster does not serve yet (the previous release's) is skipped.
 func (e *e2e) objects(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
-	for _, kind := range v1alpha1.Kinds() {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
-		if err := e.c.List(ctx, list); meta.IsNoMatchError(err) {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		for _, o := range list.Items {
-			kept, err := json.Marshal(map[string]any{"spec": o.Object["spec"], "labels": o.GetLabels(), "annotations": userAnnotations(o.GetAnnotations())})
-			if err != nil {
-				return nil, err
-			}
-			out[kind+"/"+o.GetNamespace()+"/"+o.GetName()] = string(kept)
-		}
-	}
-	return out, nil
+	err := scenario.EachObject(ctx, e.c, true, func(kind string, o *unstructured.Unstructured) error {
+		kept, err := json.Marshal(map[string]any{"spec": o.Object["spec"], "labels": o.GetLabels(), "annotations": userAnnotations(o.GetAnnotations())})
+		out[kind+"/"+o.GetNamespace()+"/"+o.GetName()] = string(kept)
+		return err
+	})
+	return out, err
 }
 
 // userAnnotations leaves out the annotation kubectl and the API server

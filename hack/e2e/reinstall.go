@@ -173,19 +173,16 @@ func (e *e2e) waitRouted(ctx context.Context) error {
 // by kind/name, with their uids.
 func (e *e2e) userObjects(ctx context.Context) (map[string]types.UID, error) {
 	out := map[string]types.UID{}
-	for _, kind := range append([]string{"Secret"}, v1alpha1.Kinds()...) {
-		list := &unstructured.UnstructuredList{}
-		if kind == "Secret" {
-			list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-		} else {
-			list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
-		}
-		if err := e.c.List(ctx, list, client.InNamespace(scenario.Namespace)); err != nil {
-			return nil, err
-		}
-		for _, o := range list.Items {
-			out[kind+"/"+o.GetName()] = o.GetUID()
-		}
+	var secrets corev1.SecretList
+	if err := e.c.List(ctx, &secrets, client.InNamespace(scenario.Namespace)); err != nil {
+		return nil, err
 	}
-	return out, nil
+	for _, o := range secrets.Items {
+		out["Secret/"+o.Name] = o.UID
+	}
+	err := scenario.EachObject(ctx, e.c, false, func(kind string, o *unstructured.Unstructured) error {
+		out[kind+"/"+o.GetName()] = o.GetUID()
+		return nil
+	}, client.InNamespace(scenario.Namespace))
+	return out, err
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // staged are the objects the demo leaves not Ready on purpose, and why.
@@ -41,30 +42,24 @@ func (d *Demo) CheckTable(ctx context.Context, extra map[string]string) error {
 	all := maps.Clone(staged)
 	maps.Copy(all, extra)
 	var notReady []string
-	for _, kind := range v1alpha1.Kinds() {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
-		if err := d.C.List(ctx, list); meta.IsNoMatchError(err) && d.Previous {
-			continue // a kind the previous release does not have
-		} else if err != nil {
-			return err
+	if err := EachObject(ctx, d.C, d.Previous, func(kind string, o *unstructured.Unstructured) error {
+		key := kind + "/" + o.GetNamespace() + "/" + o.GetName()
+		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+		ready := false
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			ready = ready || m["type"] == "Ready" && m["status"] == "True"
 		}
-		for _, o := range list.Items {
-			key := kind + "/" + o.GetNamespace() + "/" + o.GetName()
-			conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-			ready := false
-			for _, c := range conds {
-				m, _ := c.(map[string]any)
-				ready = ready || m["type"] == "Ready" && m["status"] == "True"
-			}
-			_, isStaged := all[key]
-			switch {
-			case !ready && !isStaged:
-				notReady = append(notReady, key)
-			case ready && isStaged:
-				return fmt.Errorf("%s is Ready, but the demo staged it not to be (%s)", key, all[key])
-			}
+		_, isStaged := all[key]
+		switch {
+		case !ready && !isStaged:
+			notReady = append(notReady, key)
+		case ready && isStaged:
+			return fmt.Errorf("%s is Ready, but the demo staged it not to be (%s)", key, all[key])
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(notReady) > 0 {
 		return fmt.Errorf("not Ready: %s", strings.Join(notReady, ", "))
@@ -72,6 +67,28 @@ func (d *Demo) CheckTable(ctx context.Context, extra map[string]string) error {
 	fmt.Printf("    every object is Ready but the %d staged:\n", len(all))
 	for _, key := range slices.Sorted(maps.Keys(all)) {
 		fmt.Printf("      %-38s %s\n", key, all[key])
+	}
+	return nil
+}
+
+// EachObject hands each object of every Switchboard kind that c lists
+// with opts to each, kind by kind. A kind the cluster does not serve is
+// an error, unless unserved is set (a previous release, which lacks the
+// newer kinds): then it is passed over.
+func EachObject(ctx context.Context, c client.Reader, unserved bool, each func(kind string, o *unstructured.Unstructured) error, opts ...client.ListOption) error {
+	for _, kind := range v1alpha1.Kinds() {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(kind + "List"))
+		if err := c.List(ctx, list, opts...); meta.IsNoMatchError(err) && unserved {
+			continue
+		} else if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			if err := each(kind, &list.Items[i]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
