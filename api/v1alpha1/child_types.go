@@ -70,7 +70,7 @@ type ChildStatus struct {
 
 // ChildObject is a child kind (PaperSync, SheetSync): a unit of work its
 // parent hands out, batched with the parent's other pending children
-// (internal/controller/children), indexed by its parent while it is not
+// (internal/reconcile/children), indexed by its parent while it is not
 // finished (internal/index), and marked Ready by the runner once its
 // work succeeded.
 // +kubebuilder:object:generate=false

@@ -48,7 +48,7 @@ const (
 // SlideStockSpec is a slide deck a person wants to keep with its embed
 // metadata.
 type SlideStockSpec struct {
-	// The CEL rule on url is internal/slides' grammar, rendered by
+	// The CEL rule on url is internal/upstream/slides' grammar, rendered by
 	// slides.AdmissionRule (backslashes doubled here): the API server admits
 	// exactly the URLs the controller's parser accepts. Change the grammar
 	// there and paste the rule back; TestCRDRuleIsTheGrammar fails while

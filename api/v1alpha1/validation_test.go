@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/slides"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/slides"
 )
 
 // These tests run the CRDs' OpenAPI schemas and CEL rules on a real
@@ -191,7 +191,7 @@ func TestSlideStockRejects(t *testing.T) {
 }
 
 // The API server and the controller's parser read spec.url with one
-// grammar (internal/slides): every URL the parser accepts is admitted,
+// grammar (internal/upstream/slides): every URL the parser accepts is admitted,
 // every URL it refuses is refused with the rule's message, and so are
 // variants of them (case, ports, white space, slashes) the tables do not
 // list.

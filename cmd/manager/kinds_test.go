@@ -23,8 +23,8 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
+	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 )
 
 // Every kind of the API has its controller in the manager's list, with a
@@ -33,7 +33,7 @@ import (
 func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	names := map[string]bool{}
-	for _, k := range kinds.All("default") {
+	for _, k := range controller.All("default") {
 		if names[k.Name()] {
 			t.Errorf("two controllers are named %s", k.Name())
 		}
@@ -43,7 +43,7 @@ func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
 	for _, kind := range v1alpha1.Kinds() {
 		name := strings.ToLower(kind)
 		if !names[name] {
-			t.Errorf("%s has no controller in kinds.All (internal/controller/kinds)", kind)
+			t.Errorf("%s has no controller in controller.All (internal/controller/controller.go)", kind)
 		}
 		if fs.Lookup(name+"-workers") == nil {
 			t.Errorf("%s's controller binds no --%s-workers", kind, name)
@@ -55,7 +55,7 @@ func TestEveryKindIsListedWithItsWorkersFlag(t *testing.T) {
 // --link-namespace, as the flag sets it.
 func TestTheKindsOwnNamespacesFollowTheirFlags(t *testing.T) {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	all := kinds.All("pod-ns")
+	all := controller.All("pod-ns")
 	for _, k := range all {
 		k.BindFlags(fs)
 	}

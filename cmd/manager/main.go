@@ -32,17 +32,17 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/internal/audit"
-	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/controller"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/resmetrics"
 	"github.com/switchboard-dev/switchboard/internal/setup"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 func main() {
 	var opts options
 	opts.bind(flag.CommandLine)
-	controllers := kinds.All(podNamespace())
+	controllers := controller.All(podNamespace())
 	for _, k := range controllers {
 		k.BindFlags(flag.CommandLine)
 	}

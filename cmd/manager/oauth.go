@@ -22,8 +22,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/switchboard-dev/switchboard/internal/contract/session"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/session"
 )
 
 // podNamespace is the pod's namespace (the downward API's POD_NAMESPACE),

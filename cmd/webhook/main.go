@@ -40,12 +40,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/internal/audit"
-	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/contract/session"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/session"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 

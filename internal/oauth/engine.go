@@ -34,7 +34,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/clocks"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // ErrReauthRequired means the provider refused the grant for good (401,

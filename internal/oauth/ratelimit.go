@@ -29,8 +29,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/switchboard-dev/switchboard/internal/clocks"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // RateLimits remembers, per provider bucket, until when a provider asked

@@ -25,8 +25,8 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
 )
 
 // margins of each OAuth kind, as grant.Phases computes them: refreshBefore

@@ -30,7 +30,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // The token call: one POST to a provider's token endpoint, by the

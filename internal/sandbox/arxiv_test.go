@@ -26,11 +26,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/arxivid"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxivid"
 )
 
 // The arXiv emulator's quirks, read raw (as arXiv's recorded answers are)

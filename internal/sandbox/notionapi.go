@@ -113,7 +113,7 @@ var (
 // accepts both, case-insensitively), and refuses anything else, such as a
 // URL slug, with "path.page_id should be a valid uuid"
 // (https://qiita.com/wwwy/items/7c13cda8100e403fea48). Written here, not
-// shared with the client's parser (internal/notionid), which it tests.
+// shared with the client's parser (internal/upstream/notionid), which it tests.
 func normID(id string) string {
 	if !uuidish.MatchString(id) {
 		return id

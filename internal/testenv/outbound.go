@@ -19,8 +19,8 @@ package testenv
 import (
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // OutboundTo is the one outbound policy, with default options, sending the

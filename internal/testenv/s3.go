@@ -29,10 +29,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/capability"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // S3 is a running versitygw (https://github.com/versity/versitygw): a real
@@ -136,7 +136,7 @@ func startS3(bin, host, dir, data, iam string) (*S3, error) {
 	// The internal IAM service (--iam-dir) makes an unknown access key a
 	// 403 InvalidAccessKeyId as on AWS; without one, versitygw's
 	// single-account mode answers 404 XAdminUserNotFound, which a HEAD
-	// cannot tell from a missing object (see internal/blob's errors.go).
+	// cannot tell from a missing object (see internal/upstream/blob's errors.go).
 	s.cmd = exec.Command(bin, //nolint:gosec,noctx // the pinned versitygw from ./bin; it outlives any one context
 		"--port", addr, "--health", "/health", "--quiet", "--region", s.Region,
 		"--iam-dir", iam, "posix", data)

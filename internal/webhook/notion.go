@@ -21,10 +21,10 @@ import (
 	"strings"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/arxivid"
+	"github.com/switchboard-dev/switchboard/internal/contract/papers"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxivid"
 )
 
 // notionFamily takes a NotionIntegration's Automation requests and the

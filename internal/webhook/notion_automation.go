@@ -23,8 +23,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchboard-dev/switchboard/internal/arxivid"
-	"github.com/switchboard-dev/switchboard/internal/notionid"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxivid"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notionid"
 )
 
 // automationEvent is what one request of a Notion Automation says, in

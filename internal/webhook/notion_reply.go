@@ -28,7 +28,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/notionid"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notionid"
 )
 
 // Why a Notion route did nothing with an event it understood: the

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-dev/switchboard/internal/notionid"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notionid"
 )
 
 // FuzzAutomationBody: whatever arrives, the Automation route either

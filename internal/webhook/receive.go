@@ -33,11 +33,11 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/audit"
-	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/clocks"
-	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/contract/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/contract/session"
 	"github.com/switchboard-dev/switchboard/internal/pages"
-	"github.com/switchboard-dev/switchboard/internal/session"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
 )
 
 // The receive route family resolves share links (seed 003's

@@ -26,8 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-dev/switchboard/internal/blob"
-	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/contract/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
 )
 
 // signNothing presigns without calling anybody: the fuzz looks at what the

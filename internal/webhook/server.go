@@ -20,7 +20,7 @@ limitations under the License.
 // the Kubernetes API; controllers do everything slow. The one upstream it
 // talks to is Discord, for a share-link receiver's sign-in (the code
 // exchange, the user lookup and the session's token refresh); it imports
-// internal/blob only to presign a share link's download URL, which signs
+// internal/upstream/blob only to presign a share link's download URL, which signs
 // locally and calls no S3, and no other upstream client.
 package webhook
 

@@ -29,9 +29,9 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
 // sheetsFamily takes a time tracker's sessions for a SheetConnection,

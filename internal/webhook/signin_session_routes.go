@@ -26,7 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/switchboard-dev/switchboard/internal/session"
+	"github.com/switchboard-dev/switchboard/internal/contract/session"
 )
 
 // The session routes of the sign-in family (issue 37 §2): the page a

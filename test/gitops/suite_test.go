@@ -34,16 +34,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/kinds"
+	"github.com/switchboard-dev/switchboard/internal/controller"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 var (
@@ -95,7 +95,7 @@ func TestMain(m *testing.M) {
 		hook := testenv.NewWebhook()
 		// Every kind's controller, as cmd/manager lists them, with the
 		// retry schedules shortened.
-		all := kinds.All(linkNamespace)
+		all := controller.All(linkNamespace)
 		for _, k := range all {
 			switch c := k.(type) {
 			case *slidestock.Controller:

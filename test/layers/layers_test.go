@@ -14,30 +14,40 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package layers fails on an import that runs upward. The layers, from
-// the bottom (docs/development.md, "Layers"):
+// Package layers fails on an import that runs upward. The layers are
+// directories (docs/development.md, "Layers"), from the bottom:
 //
-//  1. the API types and pure helpers: api/v1alpha1, capability, upstream,
-//     id and link parsers;
-//  2. upstream clients, which speak one SaaS API and know no custom
-//     resource and no Kubernetes reader;
-//  3. contracts the webhook and the controllers share (paths, names,
-//     annotations, inbound payloads), which call no upstream;
-//  4. the reconcile framework (runner, status) and the controllers, one
-//     package per kind, none importing another kind's;
-//  5. the webhook, which links no upstream client of the manager's and
-//     no reconcile framework; nor does the OAuth engine (internal/oauth),
+//  1. the API types and pure helpers: api/v1alpha1, internal/capability,
+//     internal/clocks, …;
+//  2. internal/upstream/: everything that speaks outward and knows no
+//     custom resource and no Kubernetes reader — the services' names and
+//     URLs (the directory's own package), the one outbound policy
+//     (outbound/), the syntax of the services' ids and links, and the
+//     clients, one directory a service (a client is a package there that
+//     links the outbound policy);
+//  3. internal/contract/: what the webhook's routes and the controllers
+//     agree on (paths, names, annotations, inbound payloads), calling no
+//     upstream client;
+//  4. internal/reconcile/ (the runner, status, children, grant, wiring)
+//     and internal/controller/, one directory a kind and nothing else,
+//     none importing another kind's;
+//  5. the webhook, which links no upstream client of the manager's and no
+//     reconcile framework; nor does the OAuth engine (internal/oauth),
 //     which both sides share;
 //  6. the binaries; the kubectl plugin (internal/cli) links no upstream
 //     client and no reconcile framework.
 //
 // The emulator (internal/sandbox) shares no parser with the code it tests.
+// No directory list is kept here: a new client, contract or kind is held
+// to its layer by where it stands.
 package layers
 
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -48,32 +58,21 @@ import (
 
 const module = "github.com/switchboard-dev/switchboard/"
 
-// notClients are the packages under internal/ besides the framework that
-// name an upstream (import internal/upstream) but are no client of one:
-// the outbound policy, the OAuth engine, the emulator, the test
-// environment and the webhook.
-var notClients = []string{"internal/outbound", "internal/oauth", "internal/sandbox", "internal/testenv", "internal/webhook"}
+// The layers' directories.
+const (
+	upstreamDir   = "internal/upstream"
+	outboundPkg   = "internal/upstream/outbound"
+	contractDir   = "internal/contract"
+	reconcileDir  = "internal/reconcile"
+	controllerDir = "internal/controller"
+	// shareLinkStore is the one client the webhook links: the share
+	// link's redirect presigns its GET (seed 003).
+	shareLinkStore = "internal/upstream/blob"
+)
 
-// clientsOf are the upstream clients, which speak to one upstream each:
-// every other package under internal/ that imports internal/upstream, so
-// that a new kind's client is checked without a line here.
-func clientsOf(pkgs map[string]pkg) []string {
-	var clients []string
-	for path, p := range pkgs {
-		if within(path, "internal") && !within(path, notClients...) && !within(path, framework...) &&
-			slices.Contains(ours(p.Imports), "internal/upstream") {
-			clients = append(clients, path)
-		}
-	}
-	slices.Sort(clients)
-	return clients
-}
-
-// contracts are shared by the webhook and the controllers.
-var contracts = []string{"internal/calendarpush", "internal/linktoken", "internal/papers", "internal/session", "internal/timesheet"}
-
-// framework is the reconcile side: what the webhook must not link.
-var framework = []string{"internal/runner", "internal/status", "internal/controller"}
+// framework is the reconcile side: what the webhook, the OAuth engine and
+// the plugin must not link.
+var framework = []string{reconcileDir, controllerDir}
 
 type pkg struct {
 	ImportPath string
@@ -119,6 +118,9 @@ func within(path string, dirs ...string) bool {
 	return false
 }
 
+// below reports whether path is a package under dir, not dir itself.
+func below(path, dir string) bool { return strings.HasPrefix(path, dir+"/") }
+
 func ours(paths []string) []string {
 	var own []string
 	for _, p := range paths {
@@ -129,74 +131,166 @@ func ours(paths []string) []string {
 	return own
 }
 
-func TestImportsRunDownhill(t *testing.T) {
-	pkgs := list(t)
-	clients := clientsOf(pkgs)
-	t.Logf("upstream clients: %v", clients)
-	kindPackages := map[string]bool{}
-	for _, k := range v1alpha1.Kinds() {
-		kindPackages["internal/controller/"+strings.ToLower(k)] = true
-	}
+// house is the module's packages sorted into their layers.
+type house struct {
+	pkgs    map[string]pkg
+	clients []string
+	kinds   map[string]bool // internal/controller/<kind> of every API kind
+}
+
+func newHouse(pkgs map[string]pkg, apiKinds []string) house {
+	h := house{pkgs: pkgs, kinds: map[string]bool{}}
 	for path, p := range pkgs {
-		imports, deps := ours(p.Imports), p.Deps
-		ownDeps := ours(deps)
-		switch {
-		case within(path, clients...):
-			if i := slices.IndexFunc(deps, func(d string) bool {
-				return d == module+"api/v1alpha1" || strings.HasPrefix(d, "sigs.k8s.io/controller-runtime") || strings.HasPrefix(d, "k8s.io/client-go")
-			}); i >= 0 {
-				t.Errorf("%s is an upstream client but depends on %s (through %v): clients know no custom resource and no Kubernetes reader", path, deps[i], ownDeps)
-			}
-		case within(path, contracts...):
-			for _, d := range ownDeps {
-				if within(d, clients...) || within(d, framework...) {
-					t.Errorf("%s is a contract of the webhook and the controllers but depends on %s", path, d)
-				}
-			}
-		case within(path, "internal/webhook", "cmd/webhook"):
-			for _, d := range ownDeps {
-				if within(d, framework...) || (within(d, clients...) && d != "internal/blob") {
-					t.Errorf("%s depends on %s: the webhook links no reconcile framework and no upstream client but the share link's store", path, d)
-				}
-			}
-		case within(path, "internal/cli", "cmd/kubectl-switchboard"):
-			for _, d := range ownDeps {
-				if within(d, framework...) || within(d, clients...) {
-					t.Errorf("%s depends on %s: the kubectl plugin speaks only to the API server, and links no reconcile framework and no upstream client", path, d)
-				}
-			}
-		case within(path, "internal/oauth"):
-			for _, d := range ownDeps {
-				if within(d, framework...) {
-					t.Errorf("%s depends on %s: the OAuth engine is shared by the webhook and the controllers and links no reconcile framework (runner, status, controllers)", path, d)
-				}
-			}
-		case within(path, "internal/sandbox", "cmd/sandbox"):
-			for _, d := range ownDeps {
-				if !within(d, "internal/sandbox", "internal/capability", "internal/upstream") {
-					t.Errorf("the emulator %s depends on %s: it must share no parser with the code it tests", path, d)
-				}
-			}
+		if below(path, upstreamDir) && path != outboundPkg && slices.Contains(ours(p.Deps), outboundPkg) {
+			h.clients = append(h.clients, path)
 		}
-		if kindPackages[path] {
-			for _, d := range imports {
-				if kindPackages[d] {
-					t.Errorf("%s imports %s: a kind's controller reaches another kind's only through the API", path, d)
-				}
-			}
+	}
+	slices.Sort(h.clients)
+	for _, k := range apiKinds {
+		h.kinds[controllerDir+"/"+strings.ToLower(k)] = true
+	}
+	return h
+}
+
+// isClient reports whether path is an upstream client (or a package of one).
+func (h house) isClient(path string) bool { return within(path, h.clients...) }
+
+// violations are the imports that run upward, one sentence each, in
+// package order.
+func (h house) violations() []string {
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(h.pkgs)) {
+		out = append(out, h.check(path, h.pkgs[path])...)
+	}
+	return append(out, h.shape()...)
+}
+
+// shape checks the directories themselves: internal/controller holds one
+// directory for each API kind and nothing else, and every layer exists.
+func (h house) shape() []string {
+	var out []string
+	for path := range h.pkgs {
+		if below(path, controllerDir) && !h.kinds[path] && !within(path, slices.Collect(maps.Keys(h.kinds))...) {
+			out = append(out, fmt.Sprintf("%s is no kind of the API: internal/controller holds one directory a kind (the framework is internal/reconcile)", path))
 		}
-		if within(path, "internal", "api") {
-			if i := slices.IndexFunc(ownDeps, func(d string) bool { return within(d, "cmd", "hack", "test") }); i >= 0 {
-				t.Errorf("%s depends on %s", path, ownDeps[i])
+	}
+	for k := range h.kinds {
+		if _, ok := h.pkgs[k]; !ok {
+			out = append(out, fmt.Sprintf("the kind's controller %s is missing", k))
+		}
+	}
+	if len(h.clients) == 0 {
+		out = append(out, "no package under internal/upstream links the outbound policy: no client found")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// check is path's own rules, by the layer it stands in.
+func (h house) check(path string, p pkg) []string {
+	own := ours(p.Deps)
+	var out []string
+	refuse := func(bad func(d string) bool, why string) {
+		for _, d := range own {
+			if bad(d) {
+				out = append(out, fmt.Sprintf("%s depends on %s: %s", path, d, why))
 			}
 		}
 	}
-	if len(clients) == 0 {
-		t.Errorf("no package imports internal/upstream: update this test's layers")
-	}
-	for _, want := range append(append([]string{}, notClients...), "internal/cli") {
-		if _, ok := pkgs[want]; !ok {
-			t.Errorf("the package %s is gone: update this test's layers", want)
+	switch {
+	case within(path, upstreamDir):
+		for _, d := range p.Deps {
+			if d == module+"api/v1alpha1" || strings.HasPrefix(d, "sigs.k8s.io/controller-runtime") || strings.HasPrefix(d, "k8s.io/client-go") {
+				out = append(out, fmt.Sprintf("%s depends on %s: what speaks outward knows no custom resource and no Kubernetes reader", path, d))
+			}
 		}
+		refuse(func(d string) bool { return !within(d, upstreamDir) && d != "internal/reqmetrics" },
+			"internal/upstream stands on nothing of the operator's but its request metrics")
+	case within(path, contractDir):
+		refuse(func(d string) bool { return h.isClient(d) || within(d, framework...) },
+			"a contract of the webhook and the controllers calls no upstream client and no reconcile framework")
+	case within(path, "internal/webhook", "cmd/webhook"):
+		refuse(func(d string) bool { return within(d, framework...) || (h.isClient(d) && !within(d, shareLinkStore)) },
+			"the webhook links no reconcile framework and no upstream client but the share link's store")
+	case within(path, "internal/cli", "cmd/kubectl-switchboard"):
+		refuse(func(d string) bool { return within(d, framework...) || h.isClient(d) },
+			"the kubectl plugin speaks only to the API server, and links no reconcile framework and no upstream client")
+	case within(path, "internal/oauth"):
+		refuse(func(d string) bool { return within(d, framework...) },
+			"the OAuth engine is shared by the webhook and the controllers and links no reconcile framework")
+	case within(path, reconcileDir):
+		refuse(func(d string) bool { return within(d, controllerDir) },
+			"the reconcile framework knows no kind's controller")
+	case within(path, "internal/sandbox", "cmd/sandbox"):
+		refuse(func(d string) bool { return !within(d, "internal/sandbox", "internal/capability") && d != upstreamDir },
+			"the emulator shares no parser with the code it tests")
+	}
+	if h.kinds[path] {
+		for _, d := range ours(p.Imports) {
+			if h.kinds[d] {
+				out = append(out, fmt.Sprintf("%s imports %s: a kind's controller reaches another kind's only through the API", path, d))
+			}
+		}
+	}
+	if within(path, "internal", "api") {
+		refuse(func(d string) bool { return within(d, "cmd", "hack", "test") }, "the operator's code links no binary, tool or test")
+	}
+	return out
+}
+
+func TestImportsRunDownhill(t *testing.T) {
+	h := newHouse(list(t), v1alpha1.Kinds())
+	t.Logf("upstream clients: %v", h.clients)
+	for _, v := range h.violations() {
+		t.Error(v)
+	}
+}
+
+// TestEachRuleFails breaks each rule in a copy of the module's packages
+// (one import added, or one directory) and expects the rule's sentence:
+// a rule that cannot fail holds nothing.
+func TestEachRuleFails(t *testing.T) {
+	real := list(t)
+	some := func(dir string) string {
+		for _, p := range slices.Sorted(maps.Keys(real)) {
+			if within(p, dir) {
+				return p
+			}
+		}
+		t.Fatalf("no package under %s", dir)
+		return ""
+	}
+	base := newHouse(real, v1alpha1.Kinds())
+	client := base.clients[0]
+	cases := []struct{ from, imports, want string }{
+		{client, "api/v1alpha1", "knows no custom resource"},
+		{"internal/upstream/outbound", "internal/audit", "stands on nothing of the operator's"},
+		{some(contractDir), client, "calls no upstream client"},
+		{some(contractDir), "internal/reconcile/runner", "calls no upstream client and no reconcile framework"},
+		{"internal/webhook", "internal/reconcile/status", "links no reconcile framework"},
+		{"internal/webhook", client, "links no reconcile framework and no upstream client"},
+		{"internal/cli", client, "kubectl plugin"},
+		{"internal/oauth", "internal/reconcile/status", "OAuth engine"},
+		{"internal/reconcile/runner", "internal/controller/slidestock", "knows no kind's controller"},
+		{"internal/sandbox", "internal/upstream/notionid", "shares no parser"},
+		{"internal/controller/papersync", "internal/controller/notionintegration", "only through the API"},
+		{"internal/oauth", "test/layers", "links no binary"},
+		{"internal/controller/widget", "", "is no kind of the API"},
+	}
+	for _, c := range cases {
+		pkgs := maps.Clone(real)
+		p := pkgs[c.from]
+		if c.imports != "" {
+			p.Imports = append(slices.Clone(p.Imports), module+c.imports)
+			p.Deps = append(slices.Clone(p.Deps), module+c.imports)
+		}
+		pkgs[c.from] = p
+		got := strings.Join(newHouse(pkgs, v1alpha1.Kinds()).violations(), "\n")
+		if !strings.Contains(got, c.from) || !strings.Contains(got, c.want) {
+			t.Errorf("%s importing %q: want a violation saying %q, got:\n%s", c.from, c.imports, c.want, got)
+		}
+	}
+	if got := newHouse(real, append(v1alpha1.Kinds(), "Widget")).violations(); !slices.Contains(got, "the kind's controller internal/controller/widget is missing") {
+		t.Errorf("a kind without a controller directory: got %v", got)
 	}
 }

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 // Issue 18, Notion items 1, 2, 3 and 15, end to end: the controllers on a

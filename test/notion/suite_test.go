@@ -32,11 +32,11 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
 	"github.com/switchboard-dev/switchboard/internal/index"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 var (

@@ -22,7 +22,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 )
 
 // A failed delivery pauses a person's Notion automation

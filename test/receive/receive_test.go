@@ -59,17 +59,17 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/blob"
 	"github.com/switchboard-dev/switchboard/internal/capability"
+	"github.com/switchboard-dev/switchboard/internal/contract/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/contract/session"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/linktoken"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/session"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
 )
 

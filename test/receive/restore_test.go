@@ -37,11 +37,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/contract/linktoken"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
-	"github.com/switchboard-dev/switchboard/internal/linktoken"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
 )
 
 // Issue 35 §3 for ReceiveLink: what receivers hold — the short link —

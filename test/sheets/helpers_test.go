@@ -33,11 +33,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
 // connName is the name testenv.SheetConnection gives the connection.

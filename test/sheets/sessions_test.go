@@ -33,9 +33,9 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/audit/audittest"
+	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
 )
 
 // sessionState is a session as the sessions routes answer it.

@@ -35,7 +35,7 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
-	"github.com/switchboard-dev/switchboard/internal/calendarpush"
+	"github.com/switchboard-dev/switchboard/internal/contract/calendarpush"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 )

@@ -45,9 +45,9 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/setup"
-	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 // Suite is the SlideStock benchmark (-suite slidestock).

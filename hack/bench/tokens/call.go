@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // issuedToken is what a token endpoint answered a refresh: the new access

@@ -30,7 +30,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 )
 
 // tokenLog records, from the manager's informers, when each object's

@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 

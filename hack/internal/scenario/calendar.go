@@ -34,7 +34,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
-	"github.com/switchboard-dev/switchboard/internal/calendarpush"
+	"github.com/switchboard-dev/switchboard/internal/contract/calendarpush"
 )
 
 // The CalendarWatch part of the demo drives the sample "visits": it

@@ -37,7 +37,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
+	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 )
 
 // The SheetConnection part of the demo. The sample "timesheet" appends to

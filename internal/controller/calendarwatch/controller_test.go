@@ -37,11 +37,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/calendarpush"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/contract/calendarpush"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/status"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 func TestFirstReconcileOpensAChannelAndKeepsTokensInTheSecret(t *testing.T) {

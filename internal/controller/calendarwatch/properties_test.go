@@ -36,12 +36,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/calendarpush"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/contract/calendarpush"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // The seed's 16 correctness properties (seed 002, "Correctness

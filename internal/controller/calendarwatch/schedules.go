@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // The schedules of seed 002, each ±10 % (outbound.DefaultJitter) and never

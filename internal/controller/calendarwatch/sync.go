@@ -29,12 +29,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/calendarpush"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/gcalendar"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/contract/calendarpush"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gcalendar"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // pendingNotification is the recorded notification the controller has not

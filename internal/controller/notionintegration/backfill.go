@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/arxivid"
-	"github.com/switchboard-dev/switchboard/internal/notion"
-	"github.com/switchboard-dev/switchboard/internal/notionid"
-	"github.com/switchboard-dev/switchboard/internal/papers"
+	"github.com/switchboard-dev/switchboard/internal/contract/papers"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxivid"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notion"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notionid"
 )
 
 // Backfill creates the PaperSyncs for pages whose Link is set but whose

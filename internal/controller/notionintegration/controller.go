@@ -21,8 +21,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notion"
 )
 
 // DefaultWorkers is how many integrations are reconciled at once. A

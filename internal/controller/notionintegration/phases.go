@@ -25,13 +25,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/contract/papers"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/papers"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notion"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // webhookPath derives the secret webhook path from the webhook token.

@@ -33,14 +33,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/notion"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notion"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch;update;patch

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
 )
 
 // Reports is the integration controller's mailbox: the PaperSync

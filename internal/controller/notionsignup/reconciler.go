@@ -42,8 +42,8 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 )
 
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionsignups,verbs=get;list;watch;update;patch

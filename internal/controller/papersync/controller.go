@@ -22,11 +22,11 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/notion"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notion"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // Controller is PaperSync's controller as the manager lists it.

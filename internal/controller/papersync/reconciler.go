@@ -22,7 +22,7 @@ limitations under the License.
 // Finished PaperSyncs are deleted after the integration's syncRetention.
 // The child-object machinery (the integration's watch and gate, the
 // batch of its pending syncs, the memory of this manager's writes, the
-// retention) is internal/controller/children's; this package is the
+// retention) is internal/reconcile/children's; this package is the
 // arXiv and Notion work of a batch.
 package papersync
 
@@ -37,16 +37,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/arxiv"
-	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/notion"
+	"github.com/switchboard-dev/switchboard/internal/contract/papers"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/papers"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream/arxiv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/notion"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=get;list;watch;create;patch;delete

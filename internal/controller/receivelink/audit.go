@@ -21,8 +21,8 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/audit"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 )
 
 // The audit record of a link (seed 003 known issue 4: who issued a share

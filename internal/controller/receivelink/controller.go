@@ -26,9 +26,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/switchboard-dev/switchboard/internal/blob"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
 )
 
 // Controller is ReceiveLink's controller and its sweep, as the manager

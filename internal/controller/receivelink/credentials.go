@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/blob"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
 )
 
 // loadCredentials reads the S3 key pair (blob.KeyAccessKeyID,

@@ -29,11 +29,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/blob"
-	"github.com/switchboard-dev/switchboard/internal/linktoken"
+	"github.com/switchboard-dev/switchboard/internal/contract/linktoken"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // blob checks the file exists before the link is minted or shown Ready.

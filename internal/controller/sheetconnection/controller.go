@@ -22,8 +22,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
 )
 
 // DefaultWorkers is how many connections are reconciled at once. A

@@ -32,13 +32,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
 )
 
 // Reasons of SheetConnection conditions.

@@ -25,9 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 )
 
 // Report is what the SheetSync controller found about a connection since

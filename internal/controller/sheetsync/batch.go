@@ -33,11 +33,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // No session is appended twice by this process: the batcher runs one

@@ -22,9 +22,9 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // Controller is SheetSync's controller as the manager lists it.

@@ -27,7 +27,7 @@ limitations under the License.
 // followed by its id. Succeeded SheetSyncs are deleted after the
 // connection's syncRetention. The child-object machinery (the
 // connection's watch and gate, the batch, the memory of this manager's
-// writes, the retention) is internal/controller/children's; what an
+// writes, the retention) is internal/reconcile/children's; what an
 // append finds about the connection (Google refused its grant, its sheet
 // was renamed or is gone) goes to the connection's controller, which
 // alone writes the connection's status.
@@ -44,15 +44,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/children"
-	"github.com/switchboard-dev/switchboard/internal/controller/grant"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
-	"github.com/switchboard-dev/switchboard/internal/timesheet"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;list;watch;patch;delete

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/gsheets"
+	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
 )
 
 // sessionRow is the row a session becomes, from column A to the last mapped

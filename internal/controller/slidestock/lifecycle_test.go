@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
-	"github.com/switchboard-dev/switchboard/internal/status"
 )
 
 func newKey(t *testing.T, name string) types.NamespacedName {

@@ -20,7 +20,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/slides"
+	"github.com/switchboard-dev/switchboard/internal/upstream/slides"
 )
 
 // The slides package knows no API type: the controller converts its

@@ -30,11 +30,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
-	"github.com/switchboard-dev/switchboard/internal/controller/wire"
-	"github.com/switchboard-dev/switchboard/internal/oembed"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
-	"github.com/switchboard-dev/switchboard/internal/runner"
-	"github.com/switchboard-dev/switchboard/internal/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
+	"github.com/switchboard-dev/switchboard/internal/upstream/oembed"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // +kubebuilder:rbac:groups=switchboard.dev,resources=slidestocks,verbs=get;list;watch;update;patch

@@ -33,10 +33,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
-	"github.com/switchboard-dev/switchboard/internal/oembed"
-	"github.com/switchboard-dev/switchboard/internal/outbound"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
+	"github.com/switchboard-dev/switchboard/internal/upstream/oembed"
+	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 )
 
 // The suite runs the real controller in a manager against a real API
