@@ -45,7 +45,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -144,8 +143,7 @@ type Batcher[C runner.Child, P grant.Object] struct {
 	server  *runner.Key[*written[C]] // the reconciled child as the API server holds it
 	wakes   Wakes                    // the children's work queue
 	parents sync.Map                 // parent key → *parentState
-	memory  sync.Map                 // child UID → *written[C]
-	swept   atomic.Int64             // when memory was last swept (Unix ns)
+	memory  runner.Written[C]        // the children this manager wrote, until the cache shows them
 }
 
 // parentState is what the leader keeps of a parent between batches.

@@ -18,7 +18,6 @@ package children
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -27,69 +26,30 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 )
 
-// MemoryTTL bounds how long a write is remembered while the cache shows
-// an older version of the child: an informer lags by milliseconds, at
-// worst seconds; a child deleted by another (its parent's deletion) must
-// not be remembered for ever.
-const MemoryTTL = 2 * time.Minute
-
-// written is a child as this manager last wrote it.
-type written[C any] struct {
-	obj C
-	at  time.Time
-}
+// written is a child as the API server holds it after this manager's
+// last write of it (a box, so a batch updates it in place).
+type written[C any] struct{ obj C }
 
 // remember keeps c, just written (with the resourceVersion the API server
 // answered), until the cache shows it.
 func (b *Batcher[C, P]) remember(c C) {
-	now := time.Now()
-	b.memory.Store(c.GetUID(), &written[C]{obj: c.DeepCopyObject().(C), at: now})
-	b.sweep(now)
-}
-
-// sweep drops, at most once a MemoryTTL, the writes remembered longer
-// than that: children gone without another look (deleted with their
-// parent).
-func (b *Batcher[C, P]) sweep(now time.Time) {
-	last := b.swept.Load()
-	if now.UnixNano()-last < int64(MemoryTTL) || !b.swept.CompareAndSwap(last, now.UnixNano()) {
-		return
-	}
-	b.memory.Range(func(k, v any) bool {
-		if now.Sub(v.(*written[C]).at) > MemoryTTL {
-			b.memory.CompareAndDelete(k, v)
-		}
-		return true
-	})
+	b.memory.Remember(c.GetUID(), c.DeepCopyObject().(C))
 }
 
 // Forget drops what was remembered of a child: its status changed in a
 // way no batch wrote (a person's retry, a recheck), or it is gone.
-func (b *Batcher[C, P]) Forget(uid types.UID) { b.memory.Delete(uid) }
+func (b *Batcher[C, P]) Forget(uid types.UID) { b.memory.Forget(uid) }
 
 // Remembers reports whether a write of the child is remembered: the
 // cache has not been seen to show it.
-func (b *Batcher[C, P]) Remembers(uid types.UID) bool {
-	_, ok := b.memory.Load(uid)
-	return ok
-}
+func (b *Batcher[C, P]) Remembers(uid types.UID) bool { return b.memory.Remembers(uid) }
 
 // recall is what this manager last wrote of c, when the cache's copy c is
-// an older version: the cache has not shown the write yet. It forgets the
-// write once the cache shows it or a later version (another's write: a
-// person's annotation, the runner's patch after a phase).
+// an older version: the cache has not shown the write yet. The write is
+// forgotten once the cache shows it or a later version (another's write:
+// a person's annotation, the runner's patch after a phase).
 func (b *Batcher[C, P]) recall(c C) (C, bool) {
-	var none C
-	v, ok := b.memory.Load(c.GetUID())
-	if !ok {
-		return none, false
-	}
-	w := v.(*written[C])
-	if !later(w.obj.GetResourceVersion(), c.GetResourceVersion()) || time.Since(w.at) > MemoryTTL {
-		b.memory.CompareAndDelete(c.GetUID(), v)
-		return none, false
-	}
-	return w.obj, true
+	return b.memory.Ahead(c.GetUID(), func(mem C) bool { return !later(mem.GetResourceVersion(), c.GetResourceVersion()) })
 }
 
 // later reports whether resourceVersion a is later than b: resource

@@ -18,6 +18,9 @@ package runner_test
 
 import (
 	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
 )
@@ -47,5 +50,31 @@ func TestWrittenIsAheadUntilACopyShowsIt(t *testing.T) {
 	w.Forget("b")
 	if _, ahead := w.Ahead("b", shows(0)); ahead {
 		t.Fatal("ahead after Forget")
+	}
+}
+
+// A write the cache never shows (its object deleted by another) is
+// forgotten after WrittenTTL, by the next look at it and by the sweep of
+// a later Remember.
+func TestWrittenForgetsAfterItsTTL(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
+	w := runner.Written[string]{Clock: clk}
+	never := func(string) bool { return false }
+	w.Remember("a", "x")
+	w.Remember("b", "y")
+	clk.SetTime(clk.Now().Add(runner.WrittenTTL))
+	if v, ahead := w.Ahead("a", never); !ahead || v != "x" {
+		t.Fatalf("at the TTL: %q, ahead %v; want x, true", v, ahead)
+	}
+	clk.SetTime(clk.Now().Add(time.Millisecond))
+	if _, ahead := w.Ahead("a", never); ahead || w.Remembers("a") {
+		t.Fatal("a write older than the TTL is still ahead")
+	}
+	if !w.Remembers("b") {
+		t.Fatal("b forgotten before it was looked at or swept")
+	}
+	w.Remember("c", "z") // sweeps: the last sweep was a TTL and more ago
+	if w.Remembers("b") || !w.Remembers("c") {
+		t.Fatalf("after the sweep: b %v (want false), c %v (want true)", w.Remembers("b"), w.Remembers("c"))
 	}
 }
