@@ -68,19 +68,35 @@ func codeSpans(doc string) []string {
 	return spans
 }
 
+// docPages are the README and every page under docs/.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, p := range pages {
+		out = append(out, filepath.ToSlash(strings.TrimPrefix(p, root+"/")))
+	}
+	return out
+}
+
 // pathLike is a span naming a file or directory of the tree.
 var pathLike = regexp.MustCompile(`^(internal|api|cmd|config|test|hack|charts|docs)/[\w./-]*$`)
 
 // TestGuidePathsExist: every path the guide names in code spans is in the
 // tree (a package moved or a file renamed fails here).
 func TestGuidePathsExist(t *testing.T) {
-	for _, span := range codeSpans(read(t, "docs/development.md")) {
-		p := strings.TrimSuffix(span, "/")
-		if !pathLike.MatchString(span) || strings.ContainsAny(p, "<>*{") {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-			t.Errorf("docs/development.md names %s, which is not in the tree", span)
+	for _, doc := range docPages(t) {
+		for _, span := range codeSpans(read(t, doc)) {
+			p := strings.TrimSuffix(span, "/")
+			if !pathLike.MatchString(span) || strings.ContainsAny(p, "<>*{") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+				t.Errorf("%s names %s, which is not in the tree", doc, span)
+			}
 		}
 	}
 }
@@ -184,20 +200,23 @@ var qualified = regexp.MustCompile(`^([a-z][a-z0-9]*)\.([A-Z]\w*)(?:\.([A-Z]\w*)
 func TestGuideNamesAreDeclared(t *testing.T) {
 	decls := declared(t)
 	checked := 0
-	for _, span := range codeSpans(read(t, "docs/development.md")) {
-		m := qualified.FindStringSubmatch(span)
-		if m == nil || decls[m[1]] == nil {
-			continue
-		}
-		name := m[2]
-		if m[3] != "" {
-			name += "." + m[3]
-		}
-		checked++
-		if !decls[m[1]][name] {
-			t.Errorf("docs/development.md names `%s`: package %s declares no %s", span, m[1], name)
+	for _, doc := range docPages(t) {
+		for _, span := range codeSpans(read(t, doc)) {
+			m := qualified.FindStringSubmatch(span)
+			if m == nil || decls[m[1]] == nil {
+				continue
+			}
+			name := m[2]
+			if m[3] != "" {
+				name += "." + m[3]
+			}
+			checked++
+			if !decls[m[1]][name] {
+				t.Errorf("%s names `%s`: package %s declares no %s", doc, span, m[1], name)
+			}
 		}
 	}
+	t.Logf("%d qualified names checked", checked)
 	if checked < 20 {
 		t.Errorf("only %d qualified names checked: the guide's spans are not read as meant", checked)
 	}
