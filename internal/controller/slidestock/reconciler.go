@@ -19,7 +19,6 @@ limitations under the License.
 package slidestock
 
 import (
-	"flag"
 	"time"
 
 	"k8s.io/client-go/tools/events"
@@ -88,27 +87,6 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.SlideStock] {
 		Normal: []runner.Phase[*v1alpha1.SlideStock]{r.startOver, r.settled, r.fetch},
 		Ready:  readyMessage,
 	}
-}
-
-// Controller is SlideStock's controller as the manager lists it.
-type Controller struct {
-	Workers wire.Workers
-	// Retries replaces the schedule (tests shorten it).
-	Retries outbound.Schedule
-}
-
-// Name is the controller's name and flag prefix.
-func (*Controller) Name() string { return "slidestock" }
-
-// BindFlags registers --slidestock-workers.
-func (c *Controller) BindFlags(fs *flag.FlagSet) {
-	c.Workers.Bind(fs, c.Name(), "SlideStocks", DefaultWorkers)
-}
-
-// Setup registers the controller with the oEmbed client.
-func (c *Controller) Setup(mgr ctrl.Manager, d wire.Deps) error {
-	return (&Reconciler{Client: mgr.GetClient(), Fetcher: &oembed.Client{Out: d.Outbound},
-		Recorder: wire.Recorder(mgr, c.Name()), Workers: c.Workers.N, Retries: c.Retries}).SetupWithManager(mgr)
 }
 
 // SetupWithManager registers the controller. It reacts to spec changes and
