@@ -193,7 +193,7 @@ func (r *Reconciler) channel(ctx context.Context, obj *v1alpha1.CalendarWatch, r
 	}
 	// Status must name the token's hash before Google may push on the new
 	// channel; it does after the first reconcile, this write covers it.
-	if err := run.Patcher.Patch(ctx, obj); err != nil {
+	if err := run.WriteAhead(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
 	return r.openChannel(ctx, obj, run, cur, sec)
@@ -329,7 +329,7 @@ func (r *Reconciler) channelOpened(ctx context.Context, obj *v1alpha1.CalendarWa
 		"channel "+ch.ID+" open until "+exp.UTC().Format(time.RFC3339))
 	// The record first: a restore brings back the Secret, not status.
 	recordErr := r.recordChannels(ctx, obj, sec, leftOpen(obj, sec, run.Now))
-	if err := run.Patcher.Patch(ctx, obj); err != nil {
+	if err := run.WriteAhead(ctx, obj); err != nil {
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}
 	r.opened.Remember(obj.UID, calendarpush.ChannelSequence(st.Channel))

@@ -52,7 +52,7 @@ func recordIssued(ctx context.Context, l *v1alpha1.ReceiveLink) {
 // without the record; the next reconcile expires it again (what is
 // deleted stays deleted) and records it then.
 func recordExpired(ctx context.Context, l *v1alpha1.ReceiveLink, run *runner.Run, was *v1alpha1.ReceiveLinkStatus) runner.Outcome {
-	if err := run.Patcher.Patch(ctx, l); err != nil {
+	if err := run.WriteAhead(ctx, l); err != nil {
 		l.Status = *was
 		return runner.Transient(v1alpha1.UpstreamUnavailableReason, err)
 	}

@@ -160,7 +160,7 @@ func (p *Phases[T]) Connect(ctx context.Context, obj T, run *runner.Run) runner.
 		if err := p.publishConnect(ctx, obj, run, link); err != nil {
 			return err
 		}
-		published, patchErr = true, run.Patcher.Patch(ctx, obj)
+		published, patchErr = true, run.WriteAhead(ctx, obj)
 		return patchErr
 	}
 	link, err := oauth.EnsureConnectSecret(ctx, p.Client, obj, p.target.Name, p.PublicURL, run.Now, publish)

@@ -17,12 +17,14 @@ limitations under the License.
 package runner
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/clocks"
 )
@@ -101,4 +103,15 @@ func (w *Written[V]) sweep(now time.Time) {
 		}
 		return true
 	})
+}
+
+// WriteAhead writes obj's status now, before a write outside the
+// cluster that others act on (docs/development.md, "Idempotent external
+// writes"): a channel token's hash before Google may push with it, a
+// connect link's hash before the Secret shows the link, an expiry before
+// its audit record. Should the process stop after the outside write,
+// status already says what the next reconcile needs to find it; the
+// deferred patch then writes only what changed after.
+func (run *Run) WriteAhead(ctx context.Context, obj client.Object) error {
+	return run.Patcher.Patch(ctx, obj)
 }
