@@ -42,8 +42,8 @@ import (
 
 // calendarFamily takes a CalendarWatch's push notifications; the watch
 // connects to Google under /oauth/calendar/….
-var calendarFamily = Family{Name: "calendar", Routes: oneRoute("POST "+calendarpush.PushPath, calendarPush),
-	OAuth: &OAuthTarget{Target: targets.Calendar}}
+var calendarFamily = family(Family{Name: "calendar", Routes: oneRoute("POST "+calendarpush.PushPath, calendarPush),
+	OAuth: &OAuthTarget{Target: targets.Calendar}})
 
 // The headers of a Google push notification
 // (https://developers.google.com/calendar/api/guides/push, "Understanding

@@ -30,12 +30,12 @@ import (
 // notionFamily takes a NotionIntegration's Automation requests and the
 // public integration's connection-webhook events; the integration
 // connects to Notion under /oauth/notion/….
-var notionFamily = Family{Name: "notion", Routes: func(d Deps) []Route {
+var notionFamily = family(Family{Name: "notion", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "POST " + papers.WebhookPrefix + "{digest}", Handler: automation(d)},
 		{Pattern: "POST " + papers.EventsPrefix + "{digest}", Handler: connectionEvents(d)},
 	}
-}, OAuth: &OAuthTarget{Target: targets.Notion, Success: notionSuccess}}
+}, OAuth: &OAuthTarget{Target: targets.Notion, Success: notionSuccess}})
 
 // automation takes a Notion Automation's request on the integration's
 // secret path, in Notion's "Send webhook" shape or the seed's body, and

@@ -64,12 +64,12 @@ type OAuthTarget struct {
 
 // oauthFamily serves the OAuth routes of the targets of the families the
 // Server was built with (Family.OAuth).
-var oauthFamily = Family{Name: "oauth", Routes: func(d Deps) []Route {
+var oauthFamily = family(Family{Name: "oauth", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "GET /oauth/{target}/connect", Handler: connect(d)},
 		{Pattern: "GET /oauth/{target}/callback", Handler: callback(d)},
 	}
-}}
+}})
 
 // oauthTargetsOf indexes the OAuth targets of families by name: two
 // families may not carry targets of one name.

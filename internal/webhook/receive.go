@@ -48,9 +48,9 @@ import (
 // The short token is the capability: without the right one the answer is
 // the same 404 whether a link exists or not, and nothing is written.
 
-var receiveFamily = Family{Name: "receive", Routes: func(d Deps) []Route {
+var receiveFamily = family(Family{Name: "receive", Routes: func(d Deps) []Route {
 	return []Route{{Pattern: "GET /r/{short}", Handler: resolve(d), Page: linkPage}}
-}}
+}})
 
 // linkPage is what a browser opening a share link gets for each refusal
 // (seed 003's JSON errors stay for API clients): the words for the person

@@ -19,6 +19,8 @@ package webhook
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -125,9 +127,9 @@ func (d Deps) routed(ctx context.Context, list client.ObjectList, field, value s
 
 // Family is the set of routes one integration serves, and the OAuth
 // target it connects, if any. Each family is a value in a file of its own
-// (notionFamily in notion.go…), and Families lists them all, so adding an
-// integration adds a file and one line to that list, not a case to a
-// switch.
+// (notionFamily in notion.go…), declared there (family), and Families
+// lists them all, so adding an integration adds a file, not a line to a
+// list or a case to a switch.
 type Family struct {
 	// Name labels the family in logs (notion, calendar, receive, sheets…).
 	Name string
@@ -140,17 +142,23 @@ type Family struct {
 	OAuth *OAuthTarget
 }
 
-// Families are the route families cmd/webhook serves, one line a family.
+// declared are the families of the files of this package, each added
+// where it is written (var notionFamily = family(Family{…})).
+var declared []Family
+
+// family declares f as one of the families cmd/webhook serves.
+func family(f Family) Family {
+	declared = append(declared, f)
+	return f
+}
+
+// Families are the route families cmd/webhook serves, in name order:
+// every family declared in this package, so a new integration's file is
+// the whole of its registration.
 func Families() []Family {
-	return []Family{
-		calendarFamily,
-		notionFamily,
-		oauthFamily,
-		receiveFamily,
-		sheetsFamily,
-		signInFamily,
-		signUpFamily,
-	}
+	fs := slices.Clone(declared)
+	slices.SortFunc(fs, func(a, b Family) int { return strings.Compare(a.Name, b.Name) })
+	return fs
 }
 
 // oneRoute is the Routes of a family of one route, the one its service

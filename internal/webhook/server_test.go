@@ -25,9 +25,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 
 	"github.com/go-logr/logr"
 )
@@ -470,9 +473,16 @@ func TestFamilies(t *testing.T) {
 		}
 		seen[f.Name] = true
 	}
-	for _, name := range []string{"calendar", "notion", "oauth", "receive", "sheets", "signin"} {
+	for _, name := range []string{"calendar", "notion", "oauth", "receive", "sheets", "signin", "signup"} {
 		if !seen[name] {
 			t.Errorf("family %s is not listed", name)
+		}
+	}
+	// Every kind the OAuth routes connect is served: a target declared in
+	// internal/oauth/targets whose family is missing could never connect.
+	for _, target := range targets.All() {
+		if !slices.ContainsFunc(Families(), func(f Family) bool { return f.OAuth != nil && f.OAuth.Target.Name == target.Name }) {
+			t.Errorf("no family carries the OAuth target %s", target.Name)
 		}
 	}
 	if _, err := NewServer(Options{Log: logr.Discard()}, Deps{}, Families()...); err != nil {

@@ -36,9 +36,9 @@ import (
 
 // sheetsFamily takes a time tracker's sessions for a SheetConnection,
 // which connects to Google under /oauth/sheets/….
-var sheetsFamily = Family{Name: "sheets", Routes: func(d Deps) []Route {
+var sheetsFamily = family(Family{Name: "sheets", Routes: func(d Deps) []Route {
 	return append([]Route{{Pattern: "POST " + timesheet.IngestPrefix + "{digest}", Handler: ingest(d)}}, sessionRoutes(d)...)
-}, OAuth: &OAuthTarget{Target: targets.Sheets}}
+}, OAuth: &OAuthTarget{Target: targets.Sheets}})
 
 // ingestCreators is how many SheetSyncs of one post are created at once.
 const ingestCreators = 8

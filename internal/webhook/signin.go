@@ -97,14 +97,14 @@ func claimDigest(short string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var signInFamily = Family{Name: "signin", Routes: func(d Deps) []Route {
+var signInFamily = family(Family{Name: "signin", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "GET " + signInCallbackPath, Handler: signInCallback(d)},
 		{Pattern: "POST /auth/logout", Handler: sameOriginOnly(d, logout(d))},
 		{Pattern: "GET " + discordMePath, Handler: discordMe(d)},
 		{Pattern: "POST " + logoutEverywherePath, Handler: sameOriginOnly(d, logoutEverywhere(d))},
 	}
-}}
+}})
 
 func (d Deps) signInRedirectURI() string {
 	return strings.TrimSuffix(d.PublicURL, "/") + signInCallbackPath
