@@ -30,7 +30,7 @@ import (
 func TestRateLimitsAreRememberedPerBucketUntilTheyReset(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	l := &oauth.RateLimits{Clock: clk}
-	const u = upstream.Discord
+	u := upstream.Discord
 	// A route's 2xx names its bucket; another route shares it.
 	l.Observe(u, "/a", 200, http.Header{"X-Ratelimit-Bucket": {"shared"}}, nil)
 	l.Observe(u, "/b", 200, http.Header{"X-Ratelimit-Bucket": {"shared"}}, nil)

@@ -35,43 +35,48 @@ import (
 // Name is an upstream's key in `--upstream NAME=URL`.
 type Name string
 
-// The upstreams. Each default is the real public endpoint.
-const (
-	Notion       Name = "notion"       // Notion API and OAuth token endpoint
-	Arxiv        Name = "arxiv"        // arXiv Atom API (export.arxiv.org)
-	SpeakerDeck  Name = "speakerdeck"  // SpeakerDeck oEmbed
-	Docswell     Name = "docswell"     // Docswell oEmbed
-	GoogleSlides Name = "googleslides" // Google Slides pages (title scraping)
-	GoogleOAuth  Name = "googleoauth"  // Google OAuth 2.0 token endpoint
-	// GoogleAccounts is Google's consent page. No outbound call goes there
-	// (a person's browser does), but the OAuth routes build the authorize
-	// URL on it, so the sandbox can stand in for it.
-	GoogleAccounts Name = "googleaccounts"
-	GoogleAPIs     Name = "googleapis" // Google Calendar and Sheets APIs
-	S3             Name = "s3"         // S3-compatible object storage
-	Discord        Name = "discord"    // Discord OAuth (seed 003's sessions)
-)
-
-// defaults are the real endpoints. extraHosts are further hosts an upstream
-// reaches while it has its default URL: the Google client libraries call
-// Sheets on its own host.
-var defaults = map[Name]struct {
+// endpoint is an upstream's real public endpoint, and further hosts it
+// reaches while it has its default URL (the Google client libraries call
+// Sheets on its own host).
+type endpoint struct {
 	url        string
 	extraHosts []string
-}{
-	Notion:       {url: "https://api.notion.com"},
-	Arxiv:        {url: "https://export.arxiv.org"},
-	SpeakerDeck:  {url: "https://speakerdeck.com"},
-	Docswell:     {url: "https://www.docswell.com"},
-	GoogleSlides: {url: "https://docs.google.com"},
-	GoogleOAuth:  {url: "https://oauth2.googleapis.com"},
-	// https://developers.google.com/identity/protocols/oauth2/web-server
-	// ("Redirect to Google's OAuth 2.0 server").
-	GoogleAccounts: {url: "https://accounts.google.com"},
-	GoogleAPIs:     {url: "https://www.googleapis.com", extraHosts: []string{"sheets.googleapis.com"}},
-	S3:             {url: "https://s3.amazonaws.com"},
-	Discord:        {url: "https://discord.com"},
 }
+
+// defaults are the declared upstreams' real endpoints.
+var defaults = map[Name]endpoint{}
+
+// declare adds an upstream and its real endpoint. Each service is declared
+// where it is written (a new one in a file of its own in this package), so
+// Names, the --upstream flag and the outbound policy know it with no list
+// to edit. A name declared twice is a programming error.
+func declare(n Name, url string, extraHosts ...string) Name {
+	if _, dup := defaults[n]; dup {
+		panic("upstream " + string(n) + " declared twice")
+	}
+	defaults[n] = endpoint{url: url, extraHosts: extraHosts}
+	return n
+}
+
+// The upstreams. Each default is the real public endpoint.
+var (
+	Notion       = declare("notion", "https://api.notion.com")             // Notion API and OAuth token endpoint
+	Arxiv        = declare("arxiv", "https://export.arxiv.org")            // arXiv Atom API (export.arxiv.org)
+	SpeakerDeck  = declare("speakerdeck", "https://speakerdeck.com")       // SpeakerDeck oEmbed
+	Docswell     = declare("docswell", "https://www.docswell.com")         // Docswell oEmbed
+	GoogleSlides = declare("googleslides", "https://docs.google.com")      // Google Slides pages (title scraping)
+	GoogleOAuth  = declare("googleoauth", "https://oauth2.googleapis.com") // Google OAuth 2.0 token endpoint
+	// GoogleAccounts is Google's consent page. No outbound call goes there
+	// (a person's browser does), but the OAuth routes build the authorize
+	// URL on it, so the sandbox can stand in for it
+	// (https://developers.google.com/identity/protocols/oauth2/web-server,
+	// "Redirect to Google's OAuth 2.0 server").
+	GoogleAccounts = declare("googleaccounts", "https://accounts.google.com")
+	// GoogleAPIs is the Google Calendar and Sheets APIs.
+	GoogleAPIs = declare("googleapis", "https://www.googleapis.com", "sheets.googleapis.com")
+	S3         = declare("s3", "https://s3.amazonaws.com") // S3-compatible object storage
+	Discord    = declare("discord", "https://discord.com") // Discord OAuth (seed 003's sessions)
+)
 
 // Names lists every upstream, sorted.
 func Names() []Name {

@@ -75,7 +75,7 @@ func TestRefusesWithAReason(t *testing.T) {
 // TestCRDRuleIsTheGrammar: the CEL rule the API server runs on spec.url is
 // AdmissionRule, so admission and Parse cannot drift apart.
 func TestCRDRuleIsTheGrammar(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", "switchboard.dev_slidestocks.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "crd", "bases", "switchboard.dev_slidestocks.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
