@@ -135,7 +135,8 @@ func (sd *seed) sandbox(maxChannelTTL time.Duration) (*sandbox.Server, *sandbox.
 	// its controls are under /_sandbox/calendar/.
 	calendar := sandbox.NewGoogleCalendar(google)
 	calendar.MaxChannelTTL = maxChannelTTL
-	s := sandbox.New(google, sd.notion(), sd.discord(), sandbox.NewArxiv(), sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(), calendar, sd.sheets(google))
+	// Every other emulator is served as it is built (sandbox.WithUnseeded).
+	s := sandbox.New(sandbox.WithUnseeded(google, sd.notion(), sd.discord(), calendar, sd.sheets(google))...)
 	return s, calendar
 }
 

@@ -81,6 +81,8 @@ type Arxiv struct {
 	papers map[string]ArxivPaper
 }
 
+var _ = unseeded(NewArxiv)
+
 // NewArxiv returns an emulator knowing the seed's example paper
 // (2301.12345), an old-style one (hep-th/9901001) and an old-style one
 // filed under a subject class (math.GT/0309136, answered as math/0309136).

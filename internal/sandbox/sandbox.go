@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,6 +107,32 @@ type Emulator interface {
 	Upstream() upstream.Name
 	// Register adds the emulator's routes.
 	Register(s *Server)
+}
+
+// unseeded are the constructors of the emulators that need no seed (a
+// client to register, a workspace to consent to), each declared in its
+// own file (unseeded(NewArxiv)): cmd/sandbox serves them all beside the
+// ones it seeds, so a new service's emulator is its file and no line in
+// cmd/sandbox.
+var unseededEmulators []func() Emulator
+
+// unseeded declares an emulator cmd/sandbox serves as it is built.
+func unseeded[E Emulator](build func() E) bool {
+	unseededEmulators = append(unseededEmulators, func() Emulator { return build() })
+	return true
+}
+
+// WithUnseeded returns seeded and a new instance of every emulator declared
+// unseeded whose upstream none of seeded answers for.
+func WithUnseeded(seeded ...Emulator) []Emulator {
+	out := slices.Clone(seeded)
+	for _, build := range unseededEmulators {
+		e := build()
+		if !slices.ContainsFunc(seeded, func(s Emulator) bool { return s.Upstream() == e.Upstream() }) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // New builds a sandbox serving the given emulators.

@@ -53,6 +53,8 @@ type SpeakerDeck struct {
 	decks map[string]SpeakerDeckDeck // by canonical URL
 }
 
+var _ = unseeded(NewSpeakerDeck)
+
 // NewSpeakerDeck returns an emulator knowing the seed's example deck
 // (seed 001 §2.2).
 func NewSpeakerDeck() *SpeakerDeck {
@@ -121,6 +123,8 @@ type Docswell struct {
 	mu     sync.Mutex
 	slides map[string]DocswellSlide // by "user/ID"
 }
+
+var _ = unseeded(NewDocswell)
 
 // NewDocswell returns an emulator knowing the seed's example slide (§3.2).
 func NewDocswell() *Docswell {
@@ -203,6 +207,8 @@ type GoogleSlides struct {
 	mu    sync.Mutex
 	decks map[string]GooglePresentation
 }
+
+var _ = unseeded(NewGoogleSlides)
 
 // NewGoogleSlides returns an emulator knowing one public presentation.
 func NewGoogleSlides() *GoogleSlides {
