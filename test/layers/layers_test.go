@@ -275,7 +275,7 @@ func TestEachRuleFails(t *testing.T) {
 		{"internal/sandbox", "internal/upstream/notionid", "shares no parser"},
 		{"internal/controller/papersync", "internal/controller/notionintegration", "only through the API"},
 		{"internal/oauth", "test/layers", "links no binary"},
-		{"internal/controller/widget", "", "is no kind of the API"},
+		{"internal/controller/notakind", "", "is no kind of the API"},
 	}
 	for _, c := range cases {
 		pkgs := maps.Clone(real)
@@ -290,7 +290,7 @@ func TestEachRuleFails(t *testing.T) {
 			t.Errorf("%s importing %q: want a violation saying %q, got:\n%s", c.from, c.imports, c.want, got)
 		}
 	}
-	if got := newHouse(real, append(v1alpha1.Kinds(), "Widget")).violations(); !slices.Contains(got, "the kind's controller internal/controller/widget is missing") {
+	if got := newHouse(real, append(v1alpha1.Kinds(), "NotAKind")).violations(); !slices.Contains(got, "the kind's controller internal/controller/notakind is missing") {
 		t.Errorf("a kind without a controller directory: got %v", got)
 	}
 }

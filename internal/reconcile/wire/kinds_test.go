@@ -132,12 +132,12 @@ func TestEveryOAuthKindHasATargetAnIndexEntryAndTokenMetrics(t *testing.T) {
 	}
 }
 
-// widget is a throwaway OAuth kind, as a new kind is before anything
+// notAKind is a throwaway OAuth kind (named so that no real kind is), as a new kind is before anything
 // names it: the check above must find what it lacks.
-type widget struct{ v1alpha1.CalendarWatch }
+type notAKind struct{ v1alpha1.CalendarWatch }
 
 func TestTheCheckFindsWhatANewOAuthKindLacks(t *testing.T) {
-	got := missing(t, "Widget", &widget{})
+	got := missing(t, "NotAKind", &notAKind{})
 	want := append([]string{"one OAuth target in internal/oauth/targets", "the " + index.OAuthSecrets + " index entry"},
 		"the switchboard_oauth_token_expiration_timestamp_seconds series",
 		"the switchboard_oauth_token_last_refresh_timestamp_seconds series",
