@@ -37,9 +37,10 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
-// Field index names. Each is registered for one kind, but OAuthSecrets,
-// registered for every OAuth kind, and PendingChildren, for every child
-// kind.
+// Field index names. OAuthSecrets is registered for every OAuth kind,
+// PendingChildren for every child kind, RoutePaths for every routed kind:
+// each derived from the API's interfaces, so that a new kind gets its
+// entries without a line here. CalendarWatchUID is CalendarWatch's alone.
 const (
 	// OAuthSecrets finds the objects of an OAuth kind that name a Secret
 	// (v1alpha1.OAuthObject.GetWatchedSecrets): their token Secret, so
@@ -53,19 +54,17 @@ const (
 	// for their retention, thousands at times) are not indexed, so a
 	// batch never copies them out of the cache.
 	PendingChildren = "pending.parent"
-	// NotionWebhookPath finds the NotionIntegration whose secret webhook
-	// path a request came in on.
-	NotionWebhookPath = "status.webhookPath"
-	// NotionEventsPath finds the NotionIntegrations of the public
-	// integration whose connection-webhook path a request came in on.
-	NotionEventsPath = "status.eventsPath"
+	// RoutePaths finds the object listening on the path a request came in
+	// on (v1alpha1.RoutedObject: a NotionIntegration's Automation path and
+	// connection-webhook path, a SheetConnection's ingest path), registered
+	// on every kind that implements it. Each route's paths have a prefix of
+	// their own, so one index serves them all.
+	RoutePaths = "status.routePaths"
 	// CalendarWatchUID finds the CalendarWatch of a push notification:
 	// its channel ids embed the watch's UID (X-Goog-Channel-ID
 	// "sb-<uid>-<sequence>", seed 002), so a channel still being opened
 	// is found before status names it.
 	CalendarWatchUID = "metadata.uid"
-	// SheetIngestPath finds the SheetConnection listening on an ingest path.
-	SheetIngestPath = "status.ingestPath"
 )
 
 // Binary is which of the two binaries reads an index: each registers only
@@ -149,18 +148,24 @@ func PendingChild(o client.Object) []string {
 }
 
 var fields = []field{
-	{&v1alpha1.NotionIntegration{}, NotionWebhookPath, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.WebhookPath)
-	}, Webhook},
-	{&v1alpha1.NotionIntegration{}, NotionEventsPath, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.NotionIntegration).Status.EventsPath)
-	}, Webhook},
 	{&v1alpha1.CalendarWatch{}, CalendarWatchUID, func(o client.Object) []string {
 		return nonEmpty(string(o.GetUID()))
 	}, Webhook},
-	{&v1alpha1.SheetConnection{}, SheetIngestPath, func(o client.Object) []string {
-		return nonEmpty(o.(*v1alpha1.SheetConnection).Status.IngestPath)
-	}, Webhook},
+}
+
+// routedKinds are the kinds RoutePaths is registered for: every kind of
+// the API that implements v1alpha1.RoutedObject.
+func routedKinds() []client.Object {
+	return kindsWhere(func(o runtime.Object) bool { _, ok := o.(v1alpha1.RoutedObject); return ok })
+}
+
+// routePaths is the RoutePaths value of an object: its non-empty paths.
+func routePaths(o client.Object) []string {
+	var paths []string
+	for _, p := range o.(v1alpha1.RoutedObject).GetRoutePaths() {
+		paths = append(paths, nonEmpty(p)...)
+	}
+	return paths
 }
 
 // Register adds every index to an informer cache (a manager's or a
@@ -197,12 +202,15 @@ func RegisterFor(ctx context.Context, informers cache.Informers, binary Binary) 
 	return nil
 }
 
-// all are the indexes: fields, OAuthSecrets on each OAuth kind and
-// PendingChildren on each child kind.
+// all are the indexes: fields, OAuthSecrets on each OAuth kind,
+// PendingChildren on each child kind and RoutePaths on each routed kind.
 func all() []field {
-	oauth, kids := oauthKinds(), childKinds()
-	out := make([]field, 0, len(fields)+len(oauth)+len(kids))
+	oauth, kids, routed := oauthKinds(), childKinds(), routedKinds()
+	out := make([]field, 0, len(fields)+len(oauth)+len(kids)+len(routed))
 	out = append(out, fields...)
+	for _, obj := range routed {
+		out = append(out, field{obj, RoutePaths, routePaths, Webhook})
+	}
 	for _, obj := range oauth {
 		out = append(out, field{obj, OAuthSecrets, oauthSecrets, Manager})
 	}

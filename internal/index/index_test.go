@@ -90,7 +90,7 @@ func TestLookupsByIndexedStatusFields(t *testing.T) {
 		if err := c.List(ctx, &bySecret, client.InNamespace(ns), client.MatchingFields{index.OAuthSecrets: "token-ws-b"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.List(ctx, &byPath, client.MatchingFields{index.NotionWebhookPath: "/notion/webhook/" + ns + "/ws-b"}); err != nil {
+		if err := c.List(ctx, &byPath, client.MatchingFields{index.RoutePaths: "/notion/webhook/" + ns + "/ws-b"}); err != nil {
 			t.Fatal(err)
 		}
 		if len(bySecret.Items) == 1 && bySecret.Items[0].Name == "n1" && len(byPath.Items) == 1 && byPath.Items[0].Name == "n1" {
@@ -207,9 +207,9 @@ func TestEachBinaryRegistersOnlyTheIndexesItReads(t *testing.T) {
 		{&v1alpha1.NotionIntegrationList{}, index.OAuthSecrets, index.Manager},
 		{&v1alpha1.PaperSyncList{}, index.PendingChildren, index.Manager},
 		{&v1alpha1.SheetSyncList{}, index.PendingChildren, index.Manager},
-		{&v1alpha1.NotionIntegrationList{}, index.NotionWebhookPath, index.Webhook},
+		{&v1alpha1.NotionIntegrationList{}, index.RoutePaths, index.Webhook},
 		{&v1alpha1.CalendarWatchList{}, index.CalendarWatchUID, index.Webhook},
-		{&v1alpha1.SheetConnectionList{}, index.SheetIngestPath, index.Webhook},
+		{&v1alpha1.SheetConnectionList{}, index.RoutePaths, index.Webhook},
 	}
 	for _, binary := range []index.Binary{index.Manager, index.Webhook} {
 		ns, c := indexedCacheFor(ctx, t, "index-binary", binary)
@@ -259,13 +259,13 @@ func TestAnIndexHoldsOneKeyPerValueInTheFormItsReaderAsks(t *testing.T) {
 		return out
 	}
 	testenv.EventuallyReport(t, 10*time.Second, "the index keys of n", func() (bool, string) {
-		secret, path := keysOf(index.OAuthSecrets, ni.Spec.OAuth.TokenSecretRef.Name), keysOf(index.NotionWebhookPath, ni.Status.WebhookPath)
+		secret, path := keysOf(index.OAuthSecrets, ni.Spec.OAuth.TokenSecretRef.Name), keysOf(index.RoutePaths, ni.Status.WebhookPath)
 		return len(secret) > 0 && len(path) > 0, fmt.Sprintf("token Secret keys %v, path keys %v", secret, path)
 	})
 	if got, want := keysOf(index.OAuthSecrets, ni.Spec.OAuth.TokenSecretRef.Name), []string{ns + "/" + ni.Spec.OAuth.TokenSecretRef.Name}; !slices.Equal(got, want) {
 		t.Errorf("the manager's token Secret index holds %v, want only %v", got, want)
 	}
-	if got, want := keysOf(index.NotionWebhookPath, ni.Status.WebhookPath), []string{"__all_namespaces/" + ni.Status.WebhookPath}; !slices.Equal(got, want) {
+	if got, want := keysOf(index.RoutePaths, ni.Status.WebhookPath), []string{"__all_namespaces/" + ni.Status.WebhookPath}; !slices.Equal(got, want) {
 		t.Errorf("the webhook's path index holds %v, want only %v", got, want)
 	}
 }
@@ -284,7 +284,7 @@ func TestALookupThatCannotListIsLogged(t *testing.T) {
 	var logged []string
 	ctx = logf.IntoContext(ctx, funcr.New(func(_, args string) { logged = append(logged, args) }, funcr.Options{}))
 
-	if reqs := index.Requests(ctx, c, &v1alpha1.NotionIntegrationList{}, ns, index.NotionWebhookPath, "/notion/webhook/x"); len(reqs) != 0 || len(logged) != 0 {
+	if reqs := index.Requests(ctx, c, &v1alpha1.NotionIntegrationList{}, ns, index.RoutePaths, "/notion/webhook/x"); len(reqs) != 0 || len(logged) != 0 {
 		t.Fatalf("a lookup on a registered index found %v and logged %q, want nothing", reqs, logged)
 	}
 	if reqs := index.Requests(ctx, c, &v1alpha1.NotionIntegrationList{}, ns, index.OAuthSecrets, "token"); reqs != nil {

@@ -53,7 +53,7 @@ var notionFamily = family(Family{Name: "notion", Routes: func(d Deps) []Route {
 func automation(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var list v1alpha1.NotionIntegrationList
-		if err := d.routed(r.Context(), &list, index.NotionWebhookPath, r.URL.Path); err != nil {
+		if err := d.routed(r.Context(), &list, index.RoutePaths, r.URL.Path); err != nil {
 			return err
 		}
 		if len(list.Items) != 1 {

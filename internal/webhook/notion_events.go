@@ -98,7 +98,7 @@ type notionEvent struct {
 func connectionEvents(d Deps) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var list v1alpha1.NotionIntegrationList
-		if err := d.routed(r.Context(), &list, index.NotionEventsPath, r.URL.Path); err != nil {
+		if err := d.routed(r.Context(), &list, index.RoutePaths, r.URL.Path); err != nil {
 			return err
 		}
 		if len(list.Items) == 0 {

@@ -81,11 +81,8 @@ func newNotionRoutes(t *testing.T, suspended bool, token string) *notionRoutes {
 	}
 	f := &notionRoutes{rec: events.NewFakeRecorder(10), hook: ni.Status.WebhookPath, events: ni.Status.EventsPath}
 	f.c = fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
-		WithIndex(&v1alpha1.NotionIntegration{}, index.NotionWebhookPath, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.NotionIntegration).Status.WebhookPath}
-		}).
-		WithIndex(&v1alpha1.NotionIntegration{}, index.NotionEventsPath, func(o client.Object) []string {
-			return []string{o.(*v1alpha1.NotionIntegration).Status.EventsPath}
+		WithIndex(&v1alpha1.NotionIntegration{}, index.RoutePaths, func(o client.Object) []string {
+			return o.(*v1alpha1.NotionIntegration).GetRoutePaths()
 		}).
 		WithInterceptorFuncs(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			if f.failing {

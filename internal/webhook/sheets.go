@@ -108,7 +108,7 @@ func ingestConnection(r *http.Request, d Deps) (*v1alpha1.SheetConnection, error
 	}
 	path := timesheet.IngestPrefix + r.PathValue("digest")
 	var list v1alpha1.SheetConnectionList
-	if err := d.routed(r.Context(), &list, index.SheetIngestPath, path); err != nil {
+	if err := d.routed(r.Context(), &list, index.RoutePaths, path); err != nil {
 		return nil, err
 	}
 	if len(list.Items) != 1 || !capability.Equal(timesheet.IngestPath(token, list.Items[0].Namespace, list.Items[0].Name), path) {
