@@ -19,6 +19,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,7 +63,7 @@ func memKinds() ([]memKind, error) {
 			if _, skipped := memSkipped[name]; skipped {
 				continue
 			}
-			return nil, fmt.Errorf("the memory benchmark has no maker for %s (memMakers) and no reason to skip it (memSkipped)", name)
+			return nil, fmt.Errorf("the memory benchmark has no maker for %s (declare one with maker in a file of hack/bench/memory) and no reason to skip it (memSkipped)", name)
 		}
 		gvk := v1alpha1.GroupVersion.WithKind(name + "List")
 		if _, err := scheme.New(gvk); err != nil {
@@ -75,6 +76,18 @@ func memKinds() ([]memKind, error) {
 	}
 	return kinds, nil
 }
+
+// maker adds kind's maker, and the Secrets a person would create for its
+// objects (by name, in the benchmark's namespace), from a file of its
+// own: a new kind's file in this package is its whole registration here.
+func maker(kind string, make func(i int) client.Object, secrets map[string]map[string][]byte) bool {
+	memMakers[kind] = make
+	maps.Copy(memSecrets, secrets)
+	return true
+}
+
+// memSecrets are the Secrets the kinds of maker need besides memFixtures'.
+var memSecrets = map[string]map[string][]byte{}
 
 // memMakers make the i-th object of each kind.
 var memMakers = map[string]func(i int) client.Object{
@@ -154,6 +167,7 @@ func memFixtures(ctx context.Context, c client.Client, s3 *testenv.S3) error {
 		"sheet-ingest":   {"token": []byte(testenv.SheetIngestToken)},
 		"s3":             s3.Credentials.SecretData(),
 	}
+	maps.Copy(secrets, memSecrets)
 	for name, data := range secrets {
 		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: memNS}, Data: data}); err != nil {
 			return err
