@@ -40,6 +40,10 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 )
 
+// The push route finds the watch in the cache by the UID in the channel
+// id and records the notification in its metadata (a patch).
+// +kubebuilder:rbac:groups=switchboard.dev,resources=calendarwatches,verbs=get;list;watch;patch
+
 // calendarFamily takes a CalendarWatch's push notifications; the watch
 // connects to Google under /oauth/calendar/….
 var calendarFamily = family(Family{Name: "calendar", Routes: oneRoute("POST "+calendarpush.PushPath, calendarPush),

@@ -27,6 +27,11 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/upstream/arxivid"
 )
 
+// The Notion routes find the integration in the cache by its path and
+// record each event as a PaperSync (a create, never a read).
+// +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=create
+
 // notionFamily takes a NotionIntegration's Automation requests and the
 // public integration's connection-webhook events; the integration
 // connects to Notion under /oauth/notion/….

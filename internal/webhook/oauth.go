@@ -62,6 +62,11 @@ type OAuthTarget struct {
 	Success func(w http.ResponseWriter, r *http.Request, d Deps, res *oauth.Resource, extra map[string]string) error
 }
 
+// Every family keeps its state in Secrets of the webhook's own namespace
+// (OAuth states and handovers, sign-in sessions, the Notion verification
+// token, the Sheets ledger it reads), and in no other: a Role there.
+// +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;list;watch;create;update;patch;delete
+
 // oauthFamily serves the OAuth routes of the targets of the families the
 // Server was built with (Family.OAuth).
 var oauthFamily = family(Family{Name: "oauth", Routes: func(d Deps) []Route {

@@ -48,6 +48,12 @@ import (
 // The short token is the capability: without the right one the answer is
 // the same 404 whether a link exists or not, and nothing is written.
 
+// The share-link routes read the link from the cache and record its
+// resolves in its status (the auditor's patches), and write Events.
+// +kubebuilder:rbac:groups=switchboard.dev,resources=receivelinks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=receivelinks/status,verbs=get;patch
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+
 var receiveFamily = family(Family{Name: "receive", Routes: func(d Deps) []Route {
 	return []Route{{Pattern: "GET /r/{short}", Handler: resolve(d), Page: linkPage}}
 }})

@@ -34,6 +34,13 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 )
 
+// The ingest route finds the connection in the cache by its path (and
+// reads it live once), records each session as a SheetSync, reads a
+// session's SheetSync live for its state and asks a failed one to retry
+// (a metadata patch).
+// +kubebuilder:rbac:groups=switchboard.dev,resources=sheetconnections,verbs=get;list;watch
+// +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;create;patch
+
 // sheetsFamily takes a time tracker's sessions for a SheetConnection,
 // which connects to Google under /oauth/sheets/….
 var sheetsFamily = family(Family{Name: "sheets", Routes: func(d Deps) []Route {

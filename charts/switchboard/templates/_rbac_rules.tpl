@@ -115,15 +115,28 @@
 {{- /* config/rbac/webhook_role.yaml */}}
 {{- define "switchboard.webhookRules" }}
 - apiGroups:
+  - ""
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
+- apiGroups:
+  - switchboard.dev
+  resources:
+  - calendarwatches
+  verbs:
+  - get
+  - list
+  - patch
+  - watch
+- apiGroups:
   - switchboard.dev
   resources:
   - notionintegrations
-  - calendarwatches
   - receivelinks
   - sheetconnections
-  - slidestocks
-  - papersyncs
-  - sheetsyncs
   verbs:
   - get
   - list
@@ -132,16 +145,8 @@
   - switchboard.dev
   resources:
   - papersyncs
-  - sheetsyncs
   verbs:
   - create
-- apiGroups:
-  - switchboard.dev
-  resources:
-  - calendarwatches
-  - sheetsyncs
-  verbs:
-  - patch
 - apiGroups:
   - switchboard.dev
   resources:
@@ -149,14 +154,13 @@
   verbs:
   - get
   - patch
-  - update
 - apiGroups:
-  - ""
-  - events.k8s.io
+  - switchboard.dev
   resources:
-  - events
+  - sheetsyncs
   verbs:
   - create
+  - get
   - patch
 {{- end }}
 
@@ -167,13 +171,13 @@
   resources:
   - secrets
   verbs:
+  - create
+  - delete
   - get
   - list
-  - watch
-  - create
-  - update
   - patch
-  - delete
+  - update
+  - watch
 {{- end }}
 
 {{- /* config/rbac/leader_election_role.yaml */}}
