@@ -126,6 +126,26 @@ func (ks kinds) those(scheme *runtime.Scheme, is func(runtime.Object) bool) kind
 	return out
 }
 
+// apiKindsThat names, for help texts, the kinds of the API this plugin was
+// built with whose empty object satisfies is ("A, B and C"): the kinds of
+// v1alpha1.Kinds(), so a new kind is in the help with no edit here.
+func apiKindsThat(is func(runtime.Object) bool) string {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return "the kinds that implement it"
+	}
+	var names []string
+	for _, k := range v1alpha1.Kinds() {
+		if obj, err := scheme.New(v1alpha1.GroupVersion.WithKind(k)); err == nil && is(obj) {
+			names = append(names, k)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // target is one object named on the command line.
 type target struct {
 	kind kind
