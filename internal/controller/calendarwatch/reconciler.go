@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -126,7 +125,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.CalendarWatch] {
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.CalendarWatch{}, builder.WithPredicates(predicate.Or(status.SpecOrRequest(), notified{}))).
+		For(&v1alpha1.CalendarWatch{}, builder.WithPredicates(predicate.Or(status.SpecOrRequest(), status.AnnotationChanged(v1alpha1.CalendarNotificationAnnotation)))).
 		// The token Secret the OAuth callback writes reconciles its watches.
 		Watches(grant.SecretWatch(r, &v1alpha1.CalendarWatchList{})).
 		// The connect Secret and the channel Secret.
@@ -134,17 +133,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: wire.Workers{N: r.Workers}.Or(DefaultWorkers)}).
 		Named("calendarwatch").
 		Complete(r.Runner())
-}
-
-// notified lets through a new push notification recorded by the webhook.
-type notified struct{ predicate.Funcs }
-
-func (notified) Update(e event.UpdateEvent) bool {
-	if e.ObjectOld == nil || e.ObjectNew == nil {
-		return false
-	}
-	return e.ObjectOld.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation] !=
-		e.ObjectNew.GetAnnotations()[v1alpha1.CalendarNotificationAnnotation]
 }
 
 func (r *Reconciler) event(obj *v1alpha1.CalendarWatch, related runtime.Object, typ, reason, action, note string) {

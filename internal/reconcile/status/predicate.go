@@ -23,26 +23,30 @@ import (
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
 
+// AnnotationChanged lets an update through when the annotation key
+// changed: how an event a route records in an annotation (a Google push
+// on a CalendarWatch) reaches a controller that otherwise reacts to spec
+// changes only.
+func AnnotationChanged(key string) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if e.ObjectOld == nil || e.ObjectNew == nil {
+			return false
+		}
+		return e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key]
+	}}
+}
+
 // RequestedAtChanged lets an update through when the
 // switchboard.dev/requested-at annotation changed, so that a person's
 // "do it again" reaches a controller that otherwise reacts to spec changes
 // only (as Flux's ReconcileRequestedPredicate does).
-type RequestedAtChanged struct {
-	predicate.Funcs
-}
-
-// Update implements predicate.Predicate.
-func (RequestedAtChanged) Update(e event.UpdateEvent) bool {
-	if e.ObjectOld == nil || e.ObjectNew == nil {
-		return false
-	}
-	return e.ObjectOld.GetAnnotations()[v1alpha1.RequestedAtAnnotation] !=
-		e.ObjectNew.GetAnnotations()[v1alpha1.RequestedAtAnnotation]
+func RequestedAtChanged() predicate.Predicate {
+	return AnnotationChanged(v1alpha1.RequestedAtAnnotation)
 }
 
 // SpecOrRequest is the usual filter for Switchboard controllers: creations,
 // deletions, spec changes (generation) and reconcile requests, but not
 // the controller's own status writes.
 func SpecOrRequest() predicate.Predicate {
-	return predicate.Or(predicate.GenerationChangedPredicate{}, RequestedAtChanged{})
+	return predicate.Or(predicate.GenerationChangedPredicate{}, RequestedAtChanged())
 }

@@ -22,6 +22,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
@@ -164,5 +166,33 @@ func TestPatcherKeepsFieldsAnotherWriterSet(t *testing.T) {
 	}
 	if got.Status.ResolveCount != 5 || got.Status.Phase != v1alpha1.LinkActive {
 		t.Fatalf("status = %+v", got.Status)
+	}
+}
+
+// An annotation-carried event passes the filter when its annotation
+// changed, and nothing else does: a status write, another annotation.
+func TestAnnotationChangedPassesOnlyItsAnnotation(t *testing.T) {
+	obj := func(notification, other string) *v1alpha1.CalendarWatch {
+		return &v1alpha1.CalendarWatch{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			v1alpha1.CalendarNotificationAnnotation: notification, "other": other}}}
+	}
+	p := predicate.Or(status.SpecOrRequest(), status.AnnotationChanged(v1alpha1.CalendarNotificationAnnotation))
+	for _, c := range []struct {
+		name     string
+		old, new *v1alpha1.CalendarWatch
+		want     bool
+	}{
+		{"a new notification", obj("ch/1/exists", ""), obj("ch/2/exists", ""), true},
+		{"the same notification", obj("ch/1/exists", ""), obj("ch/1/exists", ""), false},
+		{"another annotation", obj("ch/1/exists", "a"), obj("ch/1/exists", "b"), false},
+	} {
+		if got := p.Update(event.UpdateEvent{ObjectOld: c.old, ObjectNew: c.new}); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	req := obj("", "")
+	req.Annotations[v1alpha1.RequestedAtAnnotation] = "now"
+	if !p.Update(event.UpdateEvent{ObjectOld: obj("", ""), ObjectNew: req}) {
+		t.Error("a requested-at did not pass")
 	}
 }
