@@ -41,7 +41,6 @@ import (
 
 	"github.com/switchboard-dev/switchboard/internal/audit"
 	"github.com/switchboard-dev/switchboard/internal/contract/session"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
@@ -73,10 +72,12 @@ func main() {
 	unlimited, err := ctrl.GetConfig()
 	exitOn(err, "no Kubernetes configuration")
 	cfg := o.kubeAPI.Limit(unlimited)
-	cl, err := o.cluster(cfg)
-	exitOn(err, "cannot create Kubernetes client")
 	ctx := ctrl.SetupSignalHandler()
-	exitOn(startCache(ctx, cl, setupLog), "cannot register field indexes")
+	// The webhook faces the internet: it caches (and may read) only the
+	// managed-by Secrets of its own namespace and the link namespace.
+	cl, err := setup.WebhookCluster(ctx, cfg, setup.ParseNamespaces(o.watchNamespaces), []string{o.stateNamespace, o.links.namespace})
+	exitOn(err, "cannot create Kubernetes client")
+	startCache(ctx, cl, setupLog)
 	// The probe's API server check, one request every few seconds, is
 	// outside --kube-api-qps: a client busy up to its limit is not down.
 	o.server.Ready, err = readiness(unlimited, cl)
@@ -108,30 +109,15 @@ func main() {
 	stopLinks()
 }
 
-// cluster is the webhook's client and informer cache. The webhook faces
-// the internet: it caches (and may read) only the managed-by Secrets of
-// its own namespace and the link namespace.
-func (o *options) cluster(cfg *rest.Config) (cluster.Cluster, error) {
-	scheme := setup.Scheme()
-	return cluster.New(cfg, func(co *cluster.Options) {
-		co.Scheme = scheme
-		co.Cache = setup.WebhookScope(setup.ParseNamespaces(o.watchNamespaces), []string{o.stateNamespace, o.links.namespace}).CacheOptions(scheme)
-	})
-}
-
-// startCache registers the field indexes and starts the informer cache; a
-// cache that stops ends the process.
-func startCache(ctx context.Context, cl cluster.Cluster, log logr.Logger) error {
-	if err := index.RegisterFor(ctx, cl.GetCache(), index.Webhook); err != nil {
-		return err
-	}
+// startCache starts the informer cache; a cache that stops ends the
+// process.
+func startCache(ctx context.Context, cl cluster.Cluster, log logr.Logger) {
 	go func() {
 		if err := cl.Start(ctx); err != nil {
 			log.Error(err, "Kubernetes cache stopped")
 			os.Exit(1)
 		}
 	}()
-	return nil
 }
 
 // readiness is GET /readyz's check: ready when the cache has synced and

@@ -17,7 +17,13 @@ limitations under the License.
 package setup
 
 import (
+	"context"
+
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/switchboard-dev/switchboard/internal/index"
 
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
@@ -29,6 +35,29 @@ import (
 // webhook managers (testenv.WebhookManager) use it.
 func WebhookScope(watch, own []string) Scope {
 	return Scope{Watch: watch, Own: own, SecretsOnlyInOwn: true, ConditionStatusOnly: true}
+}
+
+// WebhookCluster is the webhook server's client and informer cache on cfg,
+// as cmd/webhook, the suites and the benchmark rigs build it: the
+// webhook's scope (WebhookScope: watch, and Secrets only in own), and the
+// field indexes its routes find their objects by (index.Webhook). opts
+// change what a caller must (a test's logger). Start it to fill the cache.
+func WebhookCluster(ctx context.Context, cfg *rest.Config, watch, own []string, opts ...func(*cluster.Options)) (cluster.Cluster, error) {
+	scheme := Scheme()
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = scheme
+		o.Cache = WebhookScope(watch, own).CacheOptions(scheme)
+		for _, f := range opts {
+			f(o)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := index.RegisterFor(ctx, cl.GetCache(), index.Webhook); err != nil {
+		return nil, err
+	}
+	return cl, nil
 }
 
 // Clients are a manager's or a cluster's clients.

@@ -28,8 +28,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -83,7 +83,7 @@ func NewWebhook() *Webhook {
 }
 
 // Serve builds the webhook server on mgr's client and starts it.
-func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Client, log logr.Logger) error {
+func (w *Webhook) Serve(mgr cluster.Cluster, ups *upstream.Set, out *outbound.Client, log logr.Logger) error {
 	stateNS := w.StateNamespace
 	if stateNS == "" {
 		stateNS = "default"
@@ -108,8 +108,9 @@ func (w *Webhook) Serve(mgr ctrl.Manager, ups *upstream.Set, out *outbound.Clien
 // Close stops the server.
 func (w *Webhook) Close() { w.srv.Close() }
 
-// StartManager runs mgr until the returned stop function is called.
-func StartManager(mgr ctrl.Manager) (stop func()) {
+// StartManager runs mgr (a manager, or a cluster: its cache) until the
+// returned stop function is called.
+func StartManager(mgr interface{ Start(context.Context) error }) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 )
@@ -57,22 +57,11 @@ func StartOperator(cfg *rest.Config, o wire.Operator) (b *wire.Built, stop func(
 	return b, StartManager(b.Manager), nil
 }
 
-// WebhookManager is the webhook server's cache and client as cmd/webhook
-// builds them (setup.WebhookScope), on cfg (usually ChartRBAC.Webhook):
-// Secrets cached only in the own namespaces, the field indexes registered.
-// Start it with StartManager.
-func WebhookManager(e *Env, cfg *rest.Config, own []string, opts ...func(*ctrl.Options)) (ctrl.Manager, error) {
-	o := ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Cache: setup.WebhookScope(nil, own).CacheOptions(e.Scheme)}
-	for _, f := range opts {
-		f(&o)
-	}
-	mgr, err := ctrl.NewManager(cfg, o)
-	if err != nil {
-		return nil, err
-	}
-	if err := index.RegisterFor(context.Background(), mgr.GetCache(), index.Webhook); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+// WebhookCluster is the webhook server's cache and client as cmd/webhook
+// builds them (setup.WebhookCluster), on cfg (usually ChartRBAC.Webhook):
+// Secrets cached only in the own namespaces, the field indexes registered,
+// no log unless opts set one. Start it with StartManager.
+func WebhookCluster(cfg *rest.Config, own []string, opts ...func(*cluster.Options)) (cluster.Cluster, error) {
+	quiet := func(o *cluster.Options) { o.Logger = logr.Discard() }
+	return setup.WebhookCluster(context.Background(), cfg, nil, own, append([]func(*cluster.Options){quiet}, opts...)...)
 }

@@ -125,7 +125,7 @@ func startOperator(e *testenv.Env) (func(), error) {
 		return nil, err
 	}
 
-	hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{opns})
+	hookMgr, err := testenv.WebhookCluster(rbac.Webhook, []string{opns})
 	if err != nil {
 		return nil, err
 	}

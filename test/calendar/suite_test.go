@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
-	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
@@ -48,10 +48,10 @@ var (
 	hookURL  string
 	// hookLog holds what the webhook server logged.
 	hookLog = &logBuffer{}
-	// hookMgr is the webhook's manager (its cache, its API reader, its
+	// hookMgr is the webhook's cluster (its cache, its API reader, its
 	// ServiceAccount), and ups the sandbox's upstreams, for a second
 	// webhook server on the same identity (see laggingWebhook).
-	hookMgr ctrl.Manager
+	hookMgr cluster.Cluster
 	ups     *upstream.Set
 )
 
@@ -112,7 +112,7 @@ func TestMain(m *testing.M) {
 		hookURL = hook.URL
 		// The webhook runs as the chart's webhook ServiceAccount, on its own
 		// cache, as its Deployment does.
-		hookMgr, err = testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
+		hookMgr, err = testenv.WebhookCluster(rbac.Webhook, []string{"default"})
 		if err != nil {
 			return nil, err
 		}

@@ -97,7 +97,7 @@ func TestMain(m *testing.M) {
 		if out, err = outbound.New(ups, outbound.Options{Timeout: 2 * time.Second}); err != nil {
 			return nil, err
 		}
-		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
+		hookMgr, err := testenv.WebhookCluster(rbac.Webhook, []string{"default"})
 		if err != nil {
 			return nil, err
 		}

@@ -56,6 +56,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -157,7 +158,7 @@ func TestMain(m *testing.M) {
 		// and a cache of the managed-by Secrets of its own namespace only.
 		hookCfg := rest.CopyConfig(rbac.Webhook)
 		hookCfg.Wrap(outside.wrap)
-		hookMgr, err := testenv.WebhookManager(e, hookCfg, []string{opns}, func(o *ctrl.Options) { o.Logger = logger })
+		hookMgr, err := testenv.WebhookCluster(hookCfg, []string{opns}, func(o *cluster.Options) { o.Logger = logger })
 		if err != nil {
 			return nil, err
 		}

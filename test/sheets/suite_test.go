@@ -124,7 +124,7 @@ func TestMain(m *testing.M) {
 		}
 		// The webhook server's manager: a cache and its indexes, no
 		// controllers, as the chart's webhook ServiceAccount.
-		hookMgr, err := testenv.WebhookManager(e, rbac.Webhook, []string{"default"})
+		hookMgr, err := testenv.WebhookCluster(rbac.Webhook, []string{"default"})
 		if err != nil {
 			return nil, err
 		}

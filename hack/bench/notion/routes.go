@@ -28,11 +28,9 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/contract/papers"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
@@ -52,25 +50,11 @@ func startNotionHookRig(ctx context.Context, cfg *rest.Config, wsID string) (*no
 	if err != nil {
 		return nil, err
 	}
-	if r.HookCluster, err = webhookCluster(ctx, cfg); err != nil {
+	if r.HookCluster, err = setup.WebhookCluster(ctx, cfg, nil, []string{"default"}); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return r, r.Start(ctx)
-}
-
-// webhookCluster is cmd/webhook's cluster: Secrets cached only in its own
-// namespace ("default" here), conditions without messages, its indexes.
-func webhookCluster(ctx context.Context, cfg *rest.Config) (cluster.Cluster, error) {
-	scheme := setup.Scheme()
-	cl, err := cluster.New(cfg, func(o *cluster.Options) {
-		o.Scheme = scheme
-		o.Cache = setup.Scope{Own: []string{"default"}, SecretsOnlyInOwn: true, ConditionStatusOnly: true}.CacheOptions(scheme)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return cl, index.RegisterFor(ctx, cl.GetCache(), index.Webhook)
 }
 
 // routeRow is one row of the table: send makes the request for a new
