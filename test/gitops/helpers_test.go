@@ -19,6 +19,7 @@ package gitops_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -93,6 +94,9 @@ func newFixture(t *testing.T) *fixture {
 		"google-token-2":   {"refresh_token": googleEm.IssueRefreshToken(googleClientID, targets.SheetsScope), "granted_at": grantedAt},
 		"sheet-ingest":     {"token": "gitops-ingest-token-0123456789abcdef"},
 		"sheet-ingest-2":   {"token": "gitops-ingest-token-2-0123456789abcdef"},
+	}
+	for _, k := range kits {
+		maps.Copy(secrets, k.secrets(f))
 	}
 	for name, data := range secrets {
 		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {

@@ -85,8 +85,9 @@ func TestMain(m *testing.M) {
 		notionEm.AddClient(notionClientID, notionClientSecret)
 		googleEm.AddClient(googleClientID, googleClientSecret)
 		calEm.PushRetryBase = 20 * time.Millisecond
-		box = sandbox.New(sandbox.NewSpeakerDeck(), sandbox.NewDocswell(), sandbox.NewGoogleSlides(),
-			notionEm, sandbox.NewArxiv(), googleEm, calEm, sheetsEm)
+		// Every emulator that needs no seed is served as it is built, and
+		// each kind's kit brings its own (kits.go).
+		box = sandbox.New(sandbox.WithUnseeded(append([]sandbox.Emulator{notionEm, googleEm, calEm, sheetsEm}, kitEmulators()...)...)...)
 		srv := httptest.NewServer(box)
 		ups := sandbox.Upstreams(srv.URL)
 		if err := ups.Set("s3=" + s3.Endpoint); err != nil {
