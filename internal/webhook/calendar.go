@@ -44,9 +44,9 @@ import (
 // id and records the notification in its metadata (a patch).
 // +kubebuilder:rbac:groups=switchboard.dev,resources=calendarwatches,verbs=get;list;watch;patch
 
-// calendarFamily takes a CalendarWatch's push notifications; the watch
+// The calendar family takes a CalendarWatch's push notifications; the watch
 // connects to Google under /oauth/calendar/….
-var calendarFamily = family(Family{Name: "calendar", Routes: oneRoute("POST "+calendarpush.PushPath, calendarPush),
+var _ = family(Family{Name: "calendar", Routes: oneRoute("POST "+calendarpush.PushPath, calendarPush),
 	OAuth: &OAuthTarget{Target: targets.Calendar}})
 
 // The headers of a Google push notification

@@ -32,10 +32,10 @@ import (
 // +kubebuilder:rbac:groups=switchboard.dev,resources=notionintegrations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=papersyncs,verbs=create
 
-// notionFamily takes a NotionIntegration's Automation requests and the
+// The notion family takes a NotionIntegration's Automation requests and the
 // public integration's connection-webhook events; the integration
 // connects to Notion under /oauth/notion/….
-var notionFamily = family(Family{Name: "notion", Routes: func(d Deps) []Route {
+var _ = family(Family{Name: "notion", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "POST " + papers.WebhookPrefix + "{digest}", Handler: automation(d)},
 		{Pattern: "POST " + papers.EventsPrefix + "{digest}", Handler: connectionEvents(d)},

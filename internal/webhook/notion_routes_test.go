@@ -90,7 +90,7 @@ func newNotionRoutes(t *testing.T, suspended bool, token string) *notionRoutes {
 			}
 			return c.Create(ctx, o, opts...)
 		}}).Build()
-	s, err := NewServer(Options{Log: logr.Discard()}, Deps{Client: f.c, APIReader: f.c, Log: logr.Discard(), StateNamespace: "switchboard", Recorder: f.rec}, notionFamily)
+	s, err := NewServer(Options{Log: logr.Discard()}, Deps{Client: f.c, APIReader: f.c, Log: logr.Discard(), StateNamespace: "switchboard", Recorder: f.rec}, familyNamed("notion"))
 	if err != nil {
 		t.Fatal(err)
 	}

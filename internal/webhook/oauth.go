@@ -67,9 +67,9 @@ type OAuthTarget struct {
 // token, the Sheets ledger it reads), and in no other: a Role there.
 // +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;list;watch;create;update;patch;delete
 
-// oauthFamily serves the OAuth routes of the targets of the families the
+// The oauth family serves the OAuth routes of the targets of the families the
 // Server was built with (Family.OAuth).
-var oauthFamily = family(Family{Name: "oauth", Routes: func(d Deps) []Route {
+var _ = family(Family{Name: "oauth", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "GET /oauth/{target}/connect", Handler: connect(d)},
 		{Pattern: "GET /oauth/{target}/callback", Handler: callback(d)},

@@ -54,7 +54,7 @@ import (
 // +kubebuilder:rbac:groups=switchboard.dev,resources=receivelinks/status,verbs=get;patch
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 
-var receiveFamily = family(Family{Name: "receive", Routes: func(d Deps) []Route {
+var _ = family(Family{Name: "receive", Routes: func(d Deps) []Route {
 	return []Route{{Pattern: "GET /r/{short}", Handler: resolve(d), Page: linkPage}}
 }})
 

@@ -137,7 +137,7 @@ func (f *linkFixture) server(t testing.TB, at time.Time, objs ...client.Object) 
 	deps := Deps{Client: c, APIReader: c, Log: logr.Discard(), Links: &Links{Namespace: f.opns, Cache: c, Blobs: signNothing{},
 		DefaultKeys: f.defaultKeys, Clock: clocktesting.NewFakePassiveClock(at),
 		Audit: &Auditor{Client: c, Reader: c, Log: logr.Discard()}}}
-	s, err := NewServer(Options{Log: logr.Discard()}, deps, receiveFamily)
+	s, err := NewServer(Options{Log: logr.Discard()}, deps, familyNamed("receive"))
 	if err != nil {
 		t.Fatal(err)
 	}

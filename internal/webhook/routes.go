@@ -127,7 +127,7 @@ func (d Deps) routed(ctx context.Context, list client.ObjectList, field, value s
 
 // Family is the set of routes one integration serves, and the OAuth
 // target it connects, if any. Each family is a value in a file of its own
-// (notionFamily in notion.go…), declared there (family), and Families
+// (the notion family in notion.go…), declared there (family), and Families
 // lists them all, so adding an integration adds a file, not a line to a
 // list or a case to a switch.
 type Family struct {
@@ -143,13 +143,13 @@ type Family struct {
 }
 
 // declared are the families of the files of this package, each added
-// where it is written (var notionFamily = family(Family{…})).
+// where it is written (var _ = family(Family{…})).
 var declared []Family
 
 // family declares f as one of the families cmd/webhook serves.
-func family(f Family) Family {
+func family(f Family) bool { //nolint:unparam // its result lets a file declare a family as var _ = family(…), without an init function
 	declared = append(declared, f)
-	return f
+	return true
 }
 
 // Families are the route families cmd/webhook serves, in name order:

@@ -449,17 +449,17 @@ func TestOAuthRoutesKnowTheTargetsOfTheirFamilies(t *testing.T) {
 		return rec.Code
 	}
 	// Without a token the answer is the one refusal, before any read.
-	if got := connect(oauthFamily, notionFamily); got != http.StatusForbidden {
+	if got := connect(familyNamed("oauth"), familyNamed("notion")); got != http.StatusForbidden {
 		t.Errorf("with the notion family: %d, want 403", got)
 	}
-	if got := connect(oauthFamily, calendarFamily); got != http.StatusNotFound {
+	if got := connect(familyNamed("oauth"), familyNamed("calendar")); got != http.StatusNotFound {
 		t.Errorf("without the notion family: %d, want 404", got)
 	}
-	extra := Family{Name: "extra", OAuth: &OAuthTarget{Target: notionFamily.OAuth.Target}}
-	if got := connect(oauthFamily, extra); got != http.StatusForbidden {
+	extra := Family{Name: "extra", OAuth: &OAuthTarget{Target: familyNamed("notion").OAuth.Target}}
+	if got := connect(familyNamed("oauth"), extra); got != http.StatusForbidden {
 		t.Errorf("with a family that brings only the target: %d, want 403", got)
 	}
-	if _, err := NewServer(Options{Log: logr.Discard()}, Deps{}, oauthFamily, notionFamily, extra); err == nil {
+	if _, err := NewServer(Options{Log: logr.Discard()}, Deps{}, familyNamed("oauth"), familyNamed("notion"), extra); err == nil {
 		t.Error("two families carrying one OAuth target were accepted")
 	}
 }
@@ -481,7 +481,7 @@ func TestFamilies(t *testing.T) {
 	// Every kind the OAuth routes connect is served: a target declared in
 	// internal/oauth/targets whose family is missing could never connect.
 	for _, target := range targets.All() {
-		if !slices.ContainsFunc(Families(), func(f Family) bool { return f.OAuth != nil && f.OAuth.Target.Name == target.Name }) {
+		if !slices.ContainsFunc(Families(), func(f Family) bool { return f.OAuth != nil && f.OAuth.Name == target.Name }) {
 			t.Errorf("no family carries the OAuth target %s", target.Name)
 		}
 	}
@@ -616,4 +616,15 @@ func TestShutdownDelayServesNotReadyThenStops(t *testing.T) {
 		c.Close()
 		t.Fatal("the public listener accepts connections after the shutdown")
 	}
+}
+
+// familyNamed is the declared family of that name (the families are
+// declared in their files as var _ = family(…)).
+func familyNamed(name string) Family {
+	for _, f := range Families() {
+		if f.Name == name {
+			return f
+		}
+	}
+	panic("no family " + name)
 }

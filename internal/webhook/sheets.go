@@ -41,9 +41,9 @@ import (
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetconnections,verbs=get;list;watch
 // +kubebuilder:rbac:groups=switchboard.dev,resources=sheetsyncs,verbs=get;create;patch
 
-// sheetsFamily takes a time tracker's sessions for a SheetConnection,
+// The sheets family takes a time tracker's sessions for a SheetConnection,
 // which connects to Google under /oauth/sheets/….
-var sheetsFamily = family(Family{Name: "sheets", Routes: func(d Deps) []Route {
+var _ = family(Family{Name: "sheets", Routes: func(d Deps) []Route {
 	return append([]Route{{Pattern: "POST " + timesheet.IngestPrefix + "{digest}", Handler: ingest(d)}}, sessionRoutes(d)...)
 }, OAuth: &OAuthTarget{Target: targets.Sheets}})
 

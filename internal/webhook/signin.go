@@ -97,7 +97,9 @@ func claimDigest(short string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var signInFamily = family(Family{Name: "signin", Routes: func(d Deps) []Route {
+// The signin family is a share link's Discord sign-in: its start, its
+// callback and the routes of a signed-in receiver's session.
+var _ = family(Family{Name: "signin", Routes: func(d Deps) []Route {
 	return []Route{
 		{Pattern: "GET " + signInCallbackPath, Handler: signInCallback(d)},
 		{Pattern: "POST /auth/logout", Handler: sameOriginOnly(d, logout(d))},

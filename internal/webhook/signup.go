@@ -100,7 +100,8 @@ func (s *signUpLimiters) allow(r *http.Request) (wait time.Duration, busy bool, 
 	return 0, false, true
 }
 
-var signUpFamily = family(Family{Name: "signup", Routes: oneRoute("GET /signup/{target}/{namespace}/{name}", signUpStart)})
+// The signup family is a NotionSignup's public start page.
+var _ = family(Family{Name: "signup", Routes: oneRoute("GET /signup/{target}/{namespace}/{name}", signUpStart)})
 
 // signUpStart sends a person to the consent page of a sign-up that is
 // open, with a state marked SignUp, bound to the browser, valid 10

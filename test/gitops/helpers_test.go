@@ -96,19 +96,14 @@ func newFixture(t *testing.T) *fixture {
 		"sheet-ingest-2":   {"token": "gitops-ingest-token-2-0123456789abcdef"},
 	}
 	for _, k := range kits {
-		maps.Copy(secrets, k.secrets(f))
+		more, err := k.secrets(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(secrets, more)
 	}
 	for name, data := range secrets {
 		if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: data}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "blob-credentials", Namespace: ns},
-		Data: s3.Credentials.SecretData()}); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"user_prize/owner-1/alice/prize.zip", "user_prize/owner-1/bob/prize.zip"} {
-		if err := s3.Blob.Put(ctx, s3.Object(sampleBucket, key), []byte("a prize"), "application/zip"); err != nil {
 			t.Fatal(err)
 		}
 	}

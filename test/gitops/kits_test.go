@@ -16,7 +16,11 @@ limitations under the License.
 
 package gitops_test
 
-import "github.com/switchboard-dev/switchboard/internal/sandbox"
+import (
+	"context"
+
+	"github.com/switchboard-dev/switchboard/internal/sandbox"
+)
 
 // kit is what one kind's sample needs in this suite beyond what the suite
 // starts for the kinds it was written with: the emulators its controller
@@ -26,7 +30,9 @@ import "github.com/switchboard-dev/switchboard/internal/sandbox"
 // becomes Current" holds it without an edit of the suite.
 type kit struct {
 	emulators []sandbox.Emulator
-	secrets   func(f *fixture) map[string]map[string]string
+	// secrets prepares what the sample needs in f (upstream data) and
+	// answers the Secrets it names.
+	secrets func(ctx context.Context, f *fixture) (map[string]map[string]string, error)
 }
 
 // kits are the declared kits.

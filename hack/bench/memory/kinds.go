@@ -80,7 +80,7 @@ func memKinds() ([]memKind, error) {
 // maker adds kind's maker, and the Secrets a person would create for its
 // objects (by name, in the benchmark's namespace), from a file of its
 // own: a new kind's file in this package is its whole registration here.
-func maker(kind string, make func(i int) client.Object, secrets map[string]map[string][]byte) bool {
+func maker(kind string, make func(i int) client.Object, secrets map[string]map[string][]byte) bool { //nolint:unparam // its result lets a file declare a maker as var _ = maker(…), without an init function
 	memMakers[kind] = make
 	maps.Copy(memSecrets, secrets)
 	return true
@@ -89,37 +89,41 @@ func maker(kind string, make func(i int) client.Object, secrets map[string]map[s
 // memSecrets are the Secrets the kinds of maker need besides memFixtures'.
 var memSecrets = map[string]map[string][]byte{}
 
-// memMakers make the i-th object of each kind.
-var memMakers = map[string]func(i int) client.Object{
-	"SlideStock": func(i int) client.Object {
+// memMakers make the i-th object of each kind (maker adds one).
+var memMakers = map[string]func(i int) client.Object{}
+
+// The kinds' makers, each with the Secrets only its objects name (the
+// shared ones are memFixtures').
+var (
+	_ = maker("SlideStock", func(i int) client.Object {
 		s := &v1alpha1.SlideStock{ObjectMeta: memMeta("deck", i)}
 		s.Spec.URL = bench.DeckURL
 		return s
-	},
-	"NotionIntegration": func(i int) client.Object {
+	}, nil)
+	_ = maker("NotionIntegration", func(i int) client.Object {
 		n := &v1alpha1.NotionIntegration{ObjectMeta: memMeta("ni", i)}
 		n.Spec.OAuth.ClientSecretRef.Name = "notion-client"
 		n.Spec.OAuth.TokenSecretRef.Name = memName("notion-token", i)
 		n.Spec.WebhookSecretRef.Name = "notion-webhook"
 		return n
-	},
-	"PaperSync": func(i int) client.Object {
+	}, map[string]map[string][]byte{"notion-webhook": {"token": []byte("mem-notion-webhook-token-0123456789")}})
+	_ = maker("PaperSync", func(i int) client.Object {
 		p := &v1alpha1.PaperSync{ObjectMeta: memMeta("ps", i)}
 		p.Spec.IntegrationRef.Name = memName("ni", i)
 		p.Spec.PageID = fmt.Sprintf("1c2d3e4f-5a6b-4c7d-8e9f-%012d", i)
 		p.Spec.Link = "https://arxiv.org/abs/2301.12345v2"
 		p.Spec.ArxivID = "2301.12345"
 		return p
-	},
-	"CalendarWatch": func(i int) client.Object {
+	}, nil)
+	_ = maker("CalendarWatch", func(i int) client.Object {
 		w := &v1alpha1.CalendarWatch{ObjectMeta: memMeta("cw", i)}
 		w.Spec.CalendarID = bench.CalendarName(i)
 		w.Spec.OAuth.ClientSecretRef.Name = "google-client"
 		w.Spec.OAuth.TokenSecretRef.Name = memName("calendar-token", i)
 		w.Spec.Sink.Objects = &v1alpha1.ObjectSink{APIVersion: "v1", Kind: "ConfigMap"}
 		return w
-	},
-	"SheetConnection": func(i int) client.Object {
+	}, nil)
+	_ = maker("SheetConnection", func(i int) client.Object {
 		sc := &v1alpha1.SheetConnection{ObjectMeta: memMeta("sc", i)}
 		sc.Spec.SpreadsheetID = bench.SheetsID
 		sc.Spec.Sheet.Title = bench.SheetsTab
@@ -128,20 +132,20 @@ var memMakers = map[string]func(i int) client.Object{
 		sc.Spec.IngestTokenSecretRef.Name = "sheet-ingest"
 		sc.Spec.ColumnMapping = map[string]v1alpha1.ColumnRef{"title": "A", "startedAt": "B", "endedAt": "C", "durationSeconds": "D", "id": "E"}
 		return sc
-	},
-	"SheetSync": func(i int) client.Object {
+	}, map[string]map[string][]byte{"sheet-ingest": {"token": []byte(testenv.SheetIngestToken)}})
+	_ = maker("SheetSync", func(i int) client.Object {
 		s := &v1alpha1.SheetSync{ObjectMeta: memMeta("ss", i)}
 		s.Spec.ConnectionRef.Name = memName("sc", i)
 		s.Spec.Session = bench.Session("mem", i)
 		return s
-	},
-	"ReceiveLink": func(i int) client.Object {
+	}, nil)
+	_ = maker("ReceiveLink", func(i int) client.Object {
 		l := &v1alpha1.ReceiveLink{ObjectMeta: memMeta("rl", i)}
 		l.Spec.Blob = v1alpha1.BlobLocation{Bucket: memBucket, Key: memBlobKey(i), CredentialsSecretRef: v1alpha1.SecretReference{Name: "s3"}}
 		l.Spec.TTL = &metav1.Duration{Duration: 168 * time.Hour}
 		return l
-	},
-}
+	}, nil)
+)
 
 func memName(prefix string, i int) string { return fmt.Sprintf("%s-%05d", prefix, i) }
 
@@ -161,11 +165,9 @@ func memFixtures(ctx context.Context, c client.Client, s3 *testenv.S3) error {
 		}
 	}
 	secrets := map[string]map[string][]byte{
-		"notion-client":  {"client_id": []byte("mem-client"), "client_secret": []byte("mem-secret")},
-		"notion-webhook": {"token": []byte("mem-notion-webhook-token-0123456789")},
-		"google-client":  {"client_id": []byte("mem-client"), "client_secret": []byte("mem-secret")},
-		"sheet-ingest":   {"token": []byte(testenv.SheetIngestToken)},
-		"s3":             s3.Credentials.SecretData(),
+		"notion-client": {"client_id": []byte("mem-client"), "client_secret": []byte("mem-secret")},
+		"google-client": {"client_id": []byte("mem-client"), "client_secret": []byte("mem-secret")},
+		"s3":            s3.Credentials.SecretData(),
 	}
 	maps.Copy(secrets, memSecrets)
 	for name, data := range secrets {
