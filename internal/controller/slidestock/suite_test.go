@@ -20,19 +20,17 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/controller/slidestock"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream/oembed"
@@ -111,36 +109,23 @@ func TestMain(m *testing.M) {
 		box = sandbox.New(sd, dw, gs)
 		srv := httptest.NewServer(box)
 		ups := sandbox.Upstreams(srv.URL)
-		out, err := outbound.New(ups, outbound.Options{Timeout: testTimeout})
+		// The operator as cmd/manager builds it, with the controller's
+		// client wrapped to count and fail status writes, and seed 001's
+		// retries shortened.
+		_, stop, err := testenv.StartOperator(e.Config, wire.Operator{Upstreams: ups, OutboundOptions: outbound.Options{Timeout: testTimeout},
+			Kinds: []wire.Kind{wire.SetupFunc{Named: "slidestock", Func: func(mgr ctrl.Manager, d wire.Deps) error {
+				r := &slidestock.Reconciler{
+					Client:   hookedClient{Client: mgr.GetClient(), hook: hook},
+					Fetcher:  &oembed.Client{Out: d.Outbound},
+					Recorder: mgr.GetEventRecorder("slidestock-controller"),
+					Retries:  outbound.Schedule{Base: 20 * time.Millisecond, Retries: slidestock.MaxAttempts - 1, Max: 5 * time.Second, Jitter: outbound.NoJitter},
+				}
+				return r.SetupWithManager(mgr)
+			}}}})
 		if err != nil {
 			return nil, err
 		}
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-			Scheme:  e.Scheme,
-			Metrics: metricsserver.Options{BindAddress: "0"},
-			Logger:  logr.Discard(),
-		})
-		if err != nil {
-			return nil, err
-		}
-		r := &slidestock.Reconciler{
-			Client:   hookedClient{Client: mgr.GetClient(), hook: hook},
-			Fetcher:  &oembed.Client{Out: out},
-			Recorder: mgr.GetEventRecorder("slidestock-controller"),
-			Retries:  outbound.Schedule{Base: 20 * time.Millisecond, Retries: slidestock.MaxAttempts - 1, Max: 5 * time.Second, Jitter: outbound.NoJitter},
-		}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := mgr.Start(ctx); err != nil {
-				fmt.Fprintln(os.Stderr, "manager:", err)
-			}
-		}()
-		return func() { cancel(); <-done; srv.Close() }, nil
+		return func() { stop(); srv.Close() }, nil
 	})
 }
 

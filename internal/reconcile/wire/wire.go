@@ -71,6 +71,26 @@ type Kind interface {
 	Setup(mgr ctrl.Manager, d Deps) error
 }
 
+// SetupFunc is a Kind that is only its Setup: a suite's controller built
+// its own way (a wrapped client, a shortened schedule) on the Deps the
+// operator shares, so that the suite still builds its manager with
+// Operator. It binds no flags.
+type SetupFunc struct {
+	// Named is the controller's name.
+	Named string
+	// Func registers the controller with mgr.
+	Func func(mgr ctrl.Manager, d Deps) error
+}
+
+// Name implements Kind.
+func (f SetupFunc) Name() string { return f.Named }
+
+// BindFlags implements Kind: none.
+func (SetupFunc) BindFlags(*flag.FlagSet) {}
+
+// Setup implements Kind.
+func (f SetupFunc) Setup(mgr ctrl.Manager, d Deps) error { return f.Func(mgr, d) }
+
 // OwnNamespaces is what a Kind implements whose controller reads objects
 // in namespaces of its own beyond the watched ones (ReceiveLink's
 // --link-namespace); the manager's cache holds them.
