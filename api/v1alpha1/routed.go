@@ -22,6 +22,7 @@ package v1alpha1
 // on every kind of the API that implements this) maps a path to its object
 // in memory. A kind with a route implements it and needs no index of its
 // own.
+// +kubebuilder:object:generate=false
 type RoutedObject interface {
 	StatusObject
 	// GetRoutePaths are the request paths the object listens on (empty
