@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -51,7 +52,21 @@ import (
 // always carries a source read after the mirror's previous write, so a
 // slow writer holding an older copy never takes a new key out of the
 // mirror after a mint sealed with it (its write fails on a conflict).
+// That write is then done again from fresh reads, at once: links that
+// share a key Secret mirror it together when it changes, and a conflict
+// between them is no failure of the link (reported as one, it would
+// make a serving link answer 503 for a moment).
 func (r *Reconciler) mirrorKeys(ctx context.Context, src types.NamespacedName) (kr linktoken.Keyring, read *corev1.Secret, changed bool, err error) {
+	err = retry.OnError(retry.DefaultRetry, func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }, func() error {
+		var e error
+		kr, read, changed, e = r.mirrorKeysOnce(ctx, src)
+		return e
+	})
+	return kr, read, changed, err
+}
+
+// mirrorKeysOnce is one read of the mirror and the source, and one write.
+func (r *Reconciler) mirrorKeysOnce(ctx context.Context, src types.NamespacedName) (kr linktoken.Keyring, read *corev1.Secret, changed bool, err error) {
 	mirror := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: r.Namespace, Name: linktoken.KeysMirrorName(src.Namespace, src.Name)}
 	err = r.APIReader.Get(ctx, key, mirror)
