@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -84,7 +85,9 @@ func (d *Demo) secrets(ctx context.Context, googleRefresh string) error {
 		"google-client":    {"client_id": "demo-client", "client_secret": "demo-secret"},
 		"google-token":     {"refresh_token": googleRefresh},
 		"blob-credentials": {blob.KeyAccessKeyID: d.S3.Credentials.AccessKeyID, blob.KeySecretAccessKey: d.S3.Credentials.SecretAccessKey},
-		"sheet-ingest":     {"token": "demo-ingest-token-0123456789abcdef"},
+	}
+	for _, k := range kits {
+		maps.Copy(secrets, k.secrets(d))
 	}
 	names := make([]string, 0, len(secrets))
 	for name := range secrets {
@@ -113,7 +116,7 @@ func (d *Demo) applySamples(ctx context.Context) error {
 			// link it hands over; the walk's researcher signs up instead.
 			fmt.Printf("    %s/%s skipped: the researcher signs up through notionsignup/%s instead\n", strings.ToLower(u.GetKind()), u.GetName(), NotionSignupName)
 			continue
-		case u.GetKind() == "NotionSignup" && d.Previous:
+		case d.Previous && !d.serves(u):
 			fmt.Printf("    %s/%s skipped: the release walked predates the kind\n", strings.ToLower(u.GetKind()), u.GetName())
 			continue
 		case u.GetKind() == "PaperSync":
@@ -128,6 +131,14 @@ func (d *Demo) applySamples(ctx context.Context) error {
 		fmt.Printf("    %s/%s created\n", strings.ToLower(u.GetKind()), u.GetName())
 	}
 	return nil
+}
+
+// serves reports whether the cluster serves u's kind: the previous
+// release walked on an upgrade predates the kinds added since.
+func (d *Demo) serves(u *unstructured.Unstructured) bool {
+	gvk := u.GroupVersionKind()
+	_, err := d.C.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil
 }
 
 // ApplySample applies the sample of kind, as applySamples would have,
