@@ -63,6 +63,23 @@ func Kinds() []string {
 	return kinds
 }
 
+// NewObjects makes an empty object of every kind of Kinds(), in its
+// order: for code that keeps a list per kind, or per interface a kind
+// implements (OAuthObject, ChildObject, RoutedObject, Suspendable), and
+// derives it here rather than naming the kinds.
+func NewObjects() []runtime.Object {
+	var objs []runtime.Object
+	for _, obj := range knownTypes {
+		if _, ok := obj.(StatusObject); ok {
+			objs = append(objs, obj.DeepCopyObject())
+		}
+	}
+	sort.Slice(objs, func(i, j int) bool {
+		return reflect.TypeOf(objs[i]).Elem().Name() < reflect.TypeOf(objs[j]).Elem().Name()
+	})
+	return objs
+}
+
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, knownTypes...)
 	metav1.AddToGroupVersion(s, GroupVersion)

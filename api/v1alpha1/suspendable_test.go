@@ -19,6 +19,7 @@ package v1alpha1_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -76,5 +77,23 @@ func TestSuspendableIsEveryKindWithSpecSuspend(t *testing.T) {
 	// anywhere) or a Suspendable lost from every kind fails here.
 	if len(suspendable) == 0 || len(not) == 0 {
 		t.Errorf("Suspendable kinds %v, others %v: want the kinds with spec.suspend (NotionIntegration, CalendarWatch, SheetConnection, SlideStock) on one side, the children and the rest on the other", suspendable, not)
+	}
+}
+
+// NewObjects makes one empty object of each kind Kinds names, in its
+// order, fresh at each call: a caller may keep or change them.
+func TestNewObjectsAreTheKinds(t *testing.T) {
+	first, second := v1alpha1.NewObjects(), v1alpha1.NewObjects()
+	kinds := v1alpha1.Kinds()
+	if len(first) != len(kinds) {
+		t.Fatalf("%d objects for %d kinds", len(first), len(kinds))
+	}
+	for i, obj := range first {
+		if got := reflect.TypeOf(obj).Elem().Name(); got != kinds[i] {
+			t.Errorf("object %d is a %s, want %s", i, got, kinds[i])
+		}
+		if obj == second[i] {
+			t.Errorf("the %s object is the same at both calls", kinds[i])
+		}
 	}
 }

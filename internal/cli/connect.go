@@ -22,7 +22,6 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +40,7 @@ func (r *root) connectCommand() *cobra.Command {
 	var open, reconnect bool
 	cmd := &cobra.Command{
 		Use:   "connect " + targetUsage,
-		Short: "Print (or open) the OAuth connect link of a " + strings.Replace(apiKindsThat(isOAuth), " and ", " or ", 1),
+		Short: "Print (or open) the OAuth connect link of a " + apiKindsThat(isOAuth, "or"),
 		Long: `Connect prints the one-use OAuth connect link of an object, read from the
 Secret its status.connectSecretName names (key url): open it in a browser to
 grant the object access to the account. Only the link goes to standard

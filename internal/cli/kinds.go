@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -127,23 +128,20 @@ func (ks kinds) those(scheme *runtime.Scheme, is func(runtime.Object) bool) kind
 }
 
 // apiKindsThat names, for help texts, the kinds of the API this plugin was
-// built with whose empty object satisfies is ("A, B and C"): the kinds of
-// v1alpha1.Kinds(), so a new kind is in the help with no edit here.
-func apiKindsThat(is func(runtime.Object) bool) string {
-	scheme := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return "the kinds that implement it"
-	}
+// built with whose empty object satisfies is ("A, B and C", or with or):
+// the kinds of v1alpha1.NewObjects, so a new kind is in the help with no
+// edit here.
+func apiKindsThat(is func(runtime.Object) bool, conjunction string) string {
 	var names []string
-	for _, k := range v1alpha1.Kinds() {
-		if obj, err := scheme.New(v1alpha1.GroupVersion.WithKind(k)); err == nil && is(obj) {
-			names = append(names, k)
+	for _, obj := range v1alpha1.NewObjects() {
+		if is(obj) {
+			names = append(names, reflect.TypeOf(obj).Elem().Name())
 		}
 	}
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + " " + conjunction + " " + names[len(names)-1]
 }
 
 // target is one object named on the command line.

@@ -47,7 +47,7 @@ disconnects (its grant is revoked), a SlideStock stops fetching.`,
 	return &cobra.Command{
 		Use:     verb + " " + targetUsage,
 		Short:   short,
-		Long:    long + "\n\nOnly " + apiKindsThat(isSuspendable) + " can be suspended.",
+		Long:    long + "\n\nOnly " + apiKindsThat(isSuspendable, "and") + " can be suspended.",
 		Example: example,
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: r.onObject(func(ctx context.Context, s *session, t target) error {

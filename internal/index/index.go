@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,15 +112,11 @@ func childKinds() []client.Object {
 	return kindsWhere(func(o runtime.Object) bool { _, ok := o.(v1alpha1.ChildObject); return ok })
 }
 
-// kindsWhere makes, with the API's scheme, an object of each kind of the
-// API (v1alpha1.Kinds) that is.
+// kindsWhere is an empty object of each kind of the API
+// (v1alpha1.NewObjects) that is.
 func kindsWhere(is func(runtime.Object) bool) []client.Object {
-	s := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(s))
 	var objs []client.Object
-	for _, kind := range v1alpha1.Kinds() {
-		o, err := s.New(v1alpha1.GroupVersion.WithKind(kind))
-		utilruntime.Must(err)
+	for _, o := range v1alpha1.NewObjects() {
 		if is(o) {
 			objs = append(objs, o.(client.Object))
 		}

@@ -19,7 +19,6 @@ limitations under the License.
 package setup
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -151,11 +150,7 @@ func (s Scope) CacheOptions(scheme *runtime.Scheme) cache.Options {
 	}
 	opts.ByObject = map[client.Object]cache.ByObject{&corev1.Secret{}: secrets}
 	if s.Shard != nil && !s.Shard.Empty() {
-		for _, kind := range v1alpha1.Kinds() {
-			obj, err := scheme.New(v1alpha1.GroupVersion.WithKind(kind))
-			if err != nil {
-				panic(fmt.Sprintf("setup: kind %s is not in the scheme: %v", kind, err))
-			}
+		for _, obj := range v1alpha1.NewObjects() {
 			opts.ByObject[obj.(client.Object)] = cache.ByObject{Label: s.Shard}
 		}
 	}
