@@ -347,24 +347,3 @@ type CalendarWatch struct {
 	// +optional
 	Status CalendarWatchStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// CalendarWatchList contains a list of CalendarWatch.
-type CalendarWatchList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []CalendarWatch `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-// GetOAuthConnect returns what the OAuth routes read of the status.
-func (in *CalendarWatch) GetOAuthConnect() *OAuthConnectStatus {
-	return &in.Status.OAuthConnectStatus
-}
-
-func (in *CalendarWatch) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
-
-func init() {
-	register(&CalendarWatch{}, &CalendarWatchList{})
-}

@@ -95,11 +95,5 @@ func (s *ChildStatus) Finished() bool { return s.CompletedAt != nil }
 // ParentName implements ChildObject: spec.integrationRef.name.
 func (in *PaperSync) ParentName() string { return in.Spec.IntegrationRef.Name }
 
-// GetChildStatus implements ChildObject.
-func (in *PaperSync) GetChildStatus() *ChildStatus { return &in.Status.ChildStatus }
-
 // ParentName implements ChildObject: spec.connectionRef.name.
 func (in *SheetSync) ParentName() string { return in.Spec.ConnectionRef.Name }
-
-// GetChildStatus implements ChildObject.
-func (in *SheetSync) GetChildStatus() *ChildStatus { return &in.Status.ChildStatus }

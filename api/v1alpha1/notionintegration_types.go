@@ -209,26 +209,3 @@ type NotionIntegration struct {
 	// +optional
 	Status NotionIntegrationStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// NotionIntegrationList contains a list of NotionIntegration.
-type NotionIntegrationList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []NotionIntegration `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-// GetOAuthConnect returns what the OAuth routes read of the status.
-func (in *NotionIntegration) GetOAuthConnect() *OAuthConnectStatus {
-	return &in.Status.OAuthConnectStatus
-}
-
-func (in *NotionIntegration) GetReconcileStatus() *ReconcileStatus {
-	return &in.Status.ReconcileStatus
-}
-
-func init() {
-	register(&NotionIntegration{}, &NotionIntegrationList{})
-}

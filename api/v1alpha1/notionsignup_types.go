@@ -164,21 +164,3 @@ type NotionSignup struct {
 	// +optional
 	Status NotionSignupStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// NotionSignupList contains a list of NotionSignup.
-type NotionSignupList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []NotionSignup `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-func (in *NotionSignup) GetReconcileStatus() *ReconcileStatus {
-	return &in.Status.ReconcileStatus
-}
-
-func init() {
-	register(&NotionSignup{}, &NotionSignupList{})
-}

@@ -141,19 +141,3 @@ type PaperSync struct {
 	// +optional
 	Status PaperSyncStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// PaperSyncList contains a list of PaperSync.
-type PaperSyncList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []PaperSync `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-func (in *PaperSync) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
-
-func init() {
-	register(&PaperSync{}, &PaperSyncList{})
-}

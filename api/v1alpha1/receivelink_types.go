@@ -217,19 +217,3 @@ type ReceiveLink struct {
 	// +optional
 	Status ReceiveLinkStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// ReceiveLinkList contains a list of ReceiveLink.
-type ReceiveLinkList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []ReceiveLink `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-func (in *ReceiveLink) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
-
-func init() {
-	register(&ReceiveLink{}, &ReceiveLinkList{})
-}

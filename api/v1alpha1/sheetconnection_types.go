@@ -226,26 +226,3 @@ type SheetConnection struct {
 	// +optional
 	Status SheetConnectionStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// SheetConnectionList contains a list of SheetConnection.
-type SheetConnectionList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []SheetConnection `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-// GetOAuthConnect returns what the OAuth routes read of the status.
-func (in *SheetConnection) GetOAuthConnect() *OAuthConnectStatus {
-	return &in.Status.OAuthConnectStatus
-}
-
-func (in *SheetConnection) GetReconcileStatus() *ReconcileStatus {
-	return &in.Status.ReconcileStatus
-}
-
-func init() {
-	register(&SheetConnection{}, &SheetConnectionList{})
-}

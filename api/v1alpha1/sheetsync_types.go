@@ -153,19 +153,3 @@ type SheetSync struct {
 	// +optional
 	Status SheetSyncStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// SheetSyncList contains a list of SheetSync.
-type SheetSyncList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []SheetSync `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-func (in *SheetSync) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
-
-func init() {
-	register(&SheetSync{}, &SheetSyncList{})
-}

@@ -154,19 +154,3 @@ type SlideStock struct {
 	// +optional
 	Status SlideStockStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// SlideStockList contains a list of SlideStock.
-type SlideStockList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []SlideStock `json:"items"`
-}
-
-// GetReconcileStatus implements StatusObject.
-func (in *SlideStock) GetReconcileStatus() *ReconcileStatus { return &in.Status.ReconcileStatus }
-
-func init() {
-	register(&SlideStock{}, &SlideStockList{})
-}
