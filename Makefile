@@ -99,7 +99,9 @@ manifests: controller-gen ## Generate CRDs and RBAC from the API types and marke
 		cd config/samples && LC_ALL=C ls switchboard_*.yaml | sed 's/^/- /'; } > config/samples/kustomization.yaml
 
 .PHONY: generate
-generate: controller-gen ## Generate DeepCopy methods.
+generate: controller-gen ## Generate each kind's List type, status accessors and scheme line (hack/kindgen), the pages' catalogue from internal/pages/messages.json (hack/msggen), then DeepCopy methods.
+	go run ./hack/kindgen
+	go run ./hack/msggen
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: fmt
@@ -131,8 +133,8 @@ test: manifests generate vet envtest versitygw helm promtool chromium ## Run all
 verify: manifests generate chart ## Fail if generated files (API, config, chart) are out of date or Go files are not gofmt-ed.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then \
 		echo "not gofmt-ed: $$unformatted"; exit 1; fi
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		git status --porcelain -- api config; git diff --stat -- api config; \
+	@if [ -n "$$(git status --porcelain -- api config internal/pages)" ]; then \
+		git status --porcelain -- api config internal/pages; git diff --stat -- api config internal/pages; \
 		echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; fi
 	@if [ -n "$$(git status --porcelain -- charts)" ]; then \
 		git status --porcelain -- charts; git diff --stat -- charts; \
