@@ -33,22 +33,35 @@ import (
 // its queries select on them (docs/audit.md).
 type FactName string
 
-// The facts recorded.
+// The facts of the seeds' own records: seed 002's deleted appointments,
+// seed 004's SyncLog.
 const (
 	// AppointmentDeleted: a CalendarWatch's objects sink deleted the
 	// appointment of a cancelled event (seed 002 Property 4).
 	AppointmentDeleted FactName = "calendar.appointment_deleted"
+	// SessionAppended: a SheetSync appended its session's row to the
+	// sheet (seed 004's SyncLog); the sheetsync controller records it.
+	SessionAppended FactName = "sheets.session_appended"
+)
+
+// The facts of a share link's life (seed 003 known issue 4: who issued a
+// link, who used it).
+const (
 	// LinkIssued: a ReceiveLink's short link was minted and written to
-	// its share Secret (seed 003 known issue 4: who issued a link).
+	// its share Secret.
 	LinkIssued FactName = "link.issued"
 	// LinkResolved: a request for /r/{short} opened a serving link (the
 	// short token was the capability); Outcome says what came of it.
 	LinkResolved FactName = "link.resolved"
 	// LinkDownloaded: the webhook sent the receiver a presigned download
-	// URL of the link's file (seed 003 known issue 4: who used a link).
+	// URL of the link's file.
 	LinkDownloaded FactName = "link.downloaded"
 	// LinkExpired: a ReceiveLink became Expired.
 	LinkExpired FactName = "link.expired"
+)
+
+// The facts of a grant's life.
+const (
 	// OAuthConnected: a grant from a connect link or a sign-up was saved
 	// in a resource's token Secret.
 	OAuthConnected FactName = "oauth.connected"
@@ -58,9 +71,6 @@ const (
 	// refresh answered invalid_grant, or an API call 401): a person must
 	// connect again. Once per refusal, not at every retry.
 	OAuthRevoked FactName = "oauth.revoked"
-	// SessionAppended: a SheetSync appended its session's row to the
-	// sheet (seed 004's SyncLog); the sheetsync controller records it.
-	SessionAppended FactName = "sheets.session_appended"
 )
 
 // SourceCalendarSync is the source of every AppointmentDeleted (seed 002

@@ -96,23 +96,20 @@ type Handover struct {
 // Result is what became of a handover.
 type Result string
 
-// The results of a handover.
+// The results of a handover that reached the resource's grant.
 const (
 	// Connected: the grant is in the token Secret.
 	Connected Result = "Connected"
-	// Gone: the resource no longer exists (or is another of that name).
-	Gone Result = "Gone"
 	// Locked: the resource has a grant that works, and no new reconnect
 	// value asks to replace it.
 	Locked Result = "Locked"
-	// Misconfigured: the OAuth client Secret is missing or incomplete.
-	Misconfigured Result = "Misconfigured"
-	// Refused: the provider did not accept the code.
-	Refused Result = "Refused"
-	// Unavailable: the provider did not answer the exchange.
-	Unavailable Result = "Unavailable"
-	// Unsaved: the grant could not be written.
-	Unsaved Result = "Unsaved"
+)
+
+// The results of a handover whose resource is no longer the one the flow
+// started for, or takes no more grants.
+const (
+	// Gone: the resource no longer exists (or is another of that name).
+	Gone Result = "Gone"
 	// Stale: the connect token that started the flow is no longer the
 	// resource's (a flow finished with it already, or it was rotated).
 	Stale Result = "Stale"
@@ -121,6 +118,19 @@ const (
 	// Full: the sign-up made as many resources as it may, and the grant's
 	// account has none yet; nothing was created.
 	Full Result = "Full"
+)
+
+// The results of a handover that failed on the way: the person may start
+// again once the cause is gone.
+const (
+	// Misconfigured: the OAuth client Secret is missing or incomplete.
+	Misconfigured Result = "Misconfigured"
+	// Refused: the provider did not accept the code.
+	Refused Result = "Refused"
+	// Unavailable: the provider did not answer the exchange.
+	Unavailable Result = "Unavailable"
+	// Unsaved: the grant could not be written.
+	Unsaved Result = "Unsaved"
 )
 
 // Outcome is the manager's answer to a handover. Extra holds the provider's
