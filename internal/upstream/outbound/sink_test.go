@@ -18,12 +18,14 @@ package outbound
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -37,58 +39,42 @@ import (
 // the OWASP SSRF Prevention Cheat Sheet.
 
 func TestSinkPolicyJudgesTheAddressActuallyDialed(t *testing.T) {
-	def, deny, loop := SinkPolicy{}, SinkPolicy{DenyPrivateNetworks: true}, SinkPolicy{AllowLoopback: true}
-	for _, tc := range []struct {
-		name    string
-		policy  SinkPolicy
-		addr    string
-		refused bool
-	}{
-		{"refuses IPv4 loopback", def, "127.0.0.1", true},
-		{"refuses all of 127.0.0.0/8", def, "127.10.20.30", true},
-		{"refuses IPv6 loopback", def, "::1", true},
-		{"refuses IPv4-mapped IPv6 loopback", def, "::ffff:127.0.0.1", true},
-		{"refuses the cloud metadata service", def, "169.254.169.254", true},
-		{"refuses the metadata service written as IPv4-mapped IPv6", def, "::ffff:169.254.169.254", true},
-		{"refuses IPv4 link-local", def, "169.254.1.2", true},
-		{"refuses IPv6 link-local with a zone", def, "fe80::1%eth0", true},
-		{"refuses the IPv4 unspecified address", def, "0.0.0.0", true},
-		{"refuses the rest of 0.0.0.0/8", def, "0.1.2.3", true},
-		{"refuses the IPv6 unspecified address", def, "::", true},
-		{"refuses IPv4-mapped IPv6 unspecified", def, "::ffff:0.0.0.0", true},
-		{"allows 10/8 by default: a cluster-local Service", def, "10.96.0.10", false},
-		{"allows 172.16/12 by default", def, "172.20.1.1", false},
-		{"allows 192.168/16 by default", def, "192.168.1.1", false},
-		{"allows fc00::/7 by default", def, "fd00::2", false},
-		{"refuses 10/8 with --sink-deny-private-networks", deny, "10.96.0.10", true},
-		{"refuses 172.16/12 with --sink-deny-private-networks", deny, "172.31.255.1", true},
-		{"refuses 192.168/16 with --sink-deny-private-networks", deny, "192.168.0.1", true},
-		{"refuses fc00::/7 with --sink-deny-private-networks", deny, "fd12:3456::1", true},
-		{"refuses IPv4-mapped private with --sink-deny-private-networks", deny, "::ffff:10.0.0.1", true},
-		{"allows a public address", deny, "203.0.113.7", false},
-		{"allows a public IPv6 address", deny, "2001:db8::1", false},
-		{"refuses the metadata service through NAT64 (64:ff9b::/96)", def, "64:ff9b::a9fe:a9fe", true},
-		{"refuses loopback through NAT64", def, "64:ff9b::7f00:1", true},
-		{"refuses private through NAT64 with --sink-deny-private-networks", deny, "64:ff9b::a00:1", true},
-		{"allows private through NAT64 by default", def, "64:ff9b::a00:1", false},
-		{"allows a public address through NAT64", deny, "64:ff9b::cb00:7107", false},
-		{"refuses NAT64's local-use prefix (64:ff9b:1::/48) with --sink-deny-private-networks", deny, "64:ff9b:1::a9fe:a9fe", true},
-		{"allows loopback only when a test asks", loop, "127.0.0.1", false},
-		{"still refuses the metadata service when loopback is allowed", loop, "169.254.169.254", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.policy.Check(netip.MustParseAddr(tc.addr))
-			if (err != nil) != tc.refused {
-				t.Fatalf("Check(%s) = %v, refused want %v", tc.addr, err, tc.refused)
+	policies := map[string]SinkPolicy{
+		"default":               {},
+		"deny-private-networks": {DenyPrivateNetworks: true},
+		"allow-loopback":        {AllowLoopback: true},
+	}
+	var table struct {
+		Cases []struct {
+			Name, Policy, Addr string
+			Refused            bool
+		}
+	}
+	raw, err := os.ReadFile("testdata/sink-addresses.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &table); err != nil || len(table.Cases) < 30 {
+		t.Fatalf("testdata/sink-addresses.json: %d cases, %v", len(table.Cases), err)
+	}
+	for _, c := range table.Cases {
+		policy, ok := policies[c.Policy]
+		if !ok {
+			t.Fatalf("%s: no policy %q", c.Name, c.Policy)
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			err := policy.Check(netip.MustParseAddr(c.Addr))
+			if (err != nil) != c.Refused {
+				t.Fatalf("Check(%s) = %v, refused want %v", c.Addr, err, c.Refused)
 			}
 			if err != nil && !errors.Is(err, ErrSinkAddressRefused) {
 				t.Fatalf("%v does not wrap ErrSinkAddressRefused", err)
 			}
 			// The same through the dialer's control function, which is
 			// what runs at connect time, on "ip:port".
-			ctlErr := tc.policy.control(context.Background(), "tcp", netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 80).String(), nil)
-			if (ctlErr != nil) != tc.refused {
-				t.Fatalf("control(%s) = %v, refused want %v", tc.addr, ctlErr, tc.refused)
+			ctlErr := policy.control(context.Background(), "tcp", netip.AddrPortFrom(netip.MustParseAddr(c.Addr), 80).String(), nil)
+			if (ctlErr != nil) != c.Refused {
+				t.Fatalf("control(%s) = %v, refused want %v", c.Addr, ctlErr, c.Refused)
 			}
 		})
 	}

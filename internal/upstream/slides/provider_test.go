@@ -27,7 +27,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const gid = exampleGoogleID
+// gid is a real-looking Google file id (the Sheets API's sample
+// spreadsheet), the one examples.json uses.
+const gid = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms"
 
 func TestAcceptsWhatPeopleCopy(t *testing.T) {
 	for _, tc := range AcceptedExamples() {
