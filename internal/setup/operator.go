@@ -32,7 +32,7 @@ import (
 // WebhookScope is the webhook server's scope: the watched namespaces, and
 // Secrets cached only in its own (it holds no right to Secrets anywhere
 // else), each condition without its message. cmd/webhook and the suites'
-// webhook managers (testenv.WebhookManager) use it.
+// webhook clusters (testenv.WebhookCluster) use it.
 func WebhookScope(watch, own []string) Scope {
 	return Scope{Watch: watch, Own: own, SecretsOnlyInOwn: true, ConditionStatusOnly: true}
 }

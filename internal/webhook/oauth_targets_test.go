@@ -33,17 +33,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/capability"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
-	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -136,21 +132,17 @@ func startOAuthWorld(t *testing.T) *oauthWorld {
 	return w
 }
 
-// receive runs the manager's side of the callbacks, the Receiver, on the
-// handovers in namespace.
+// receive runs the manager's side of the callbacks, the operator with no
+// kind but its grant receiver, on the handovers in namespace for the test's
+// targets.
 func (w *oauthWorld) receive(t *testing.T, namespace string) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(w.env.Config, ctrl.Options{Scheme: w.env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Logger: logr.Discard(), Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}})
+	_, stop, err := testenv.StartOperator(w.env.Config, wire.Operator{
+		Deps: wire.Deps{Outbound: w.out, StateNamespace: namespace}, Targets: w.targets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient()}, Out: w.out}
-	if err := grant.SetupReceiver(mgr, &oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine, Targets: w.targets,
-		Namespace: namespace}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(testenv.StartManager(mgr))
+	t.Cleanup(stop)
 }
 
 // families are the webhook's route families and one more for each test

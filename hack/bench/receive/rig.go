@@ -23,9 +23,6 @@ import (
 	"net"
 	"time"
 
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,15 +30,13 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/poll"
 	"github.com/switchboard-dev/switchboard/internal/controller/receivelink"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/upstream/blob"
@@ -109,7 +104,7 @@ const (
 type receiveRig struct {
 	s3      *testenv.S3
 	mgr     ctrl.Manager
-	hook    ctrl.Manager
+	hook    cluster.Cluster
 	hookURL string
 }
 
@@ -133,7 +128,9 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	}
 	r.mgr = built.Manager
 	out := built.Deps.Outbound
-	if r.hook, err = webhookManager(ctx, cfg); err != nil {
+	// The webhook binary's client and cache: Secrets only in its own
+	// namespace, where the links' key Secret is.
+	if r.hook, err = testenv.WebhookCluster(cfg, []string{benchOperatorNS}); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}
@@ -143,20 +140,6 @@ func startReceiveRig(ctx context.Context, cfg *rest.Config, s3 *testenv.S3, work
 	go func() { _ = r.mgr.Start(ctx) }()
 	go func() { _ = r.hook.Start(ctx) }()
 	return r, nil
-}
-
-// webhookManager is the webhook's: its cache keeps the short-token
-// objects' data it reads, and has its indexes.
-func webhookManager(ctx context.Context, cfg *rest.Config) (ctrl.Manager, error) {
-	scheme := setup.Scheme()
-	co := setup.ClientOptions()
-	hook, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: setup.Scope{}.CacheOptions(scheme), Client: client.Options{Cache: &co},
-		Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard(),
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}}) // suites share the process
-	if err != nil {
-		return nil, err
-	}
-	return hook, index.Register(ctx, hook.GetCache())
 }
 
 // serve serves the webhook's routes on ln, the share links' among them

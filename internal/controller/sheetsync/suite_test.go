@@ -31,17 +31,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/contract/timesheet"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetconnection"
 	"github.com/switchboard-dev/switchboard/internal/controller/sheetsync"
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
@@ -89,29 +88,16 @@ func TestMain(m *testing.M) {
 		if sheets, err = gsheets.New(context.Background(), out); err != nil {
 			return nil, err
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		informers, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+		// The manager's client and cache as the binary builds them (its
+		// scope, Secrets without their data, its indexes), running no
+		// kind: the tests drive the reconcilers by hand on a fake clock.
+		built, err := testenv.Operator(wire.Operator{Deps: wire.Deps{Outbound: out}}).Build(context.Background(), env.Config)
 		if err != nil {
-			cancel()
 			return nil, err
 		}
-		if err := index.Register(ctx, informers); err != nil {
-			cancel()
-			return nil, err
-		}
-		go func() { _ = informers.Start(ctx) }()
-		if cached, err = client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: informers}}); err != nil {
-			cancel()
-			return nil, err
-		}
-		for _, o := range []client.Object{&v1alpha1.SheetConnection{}, &v1alpha1.SheetSync{}, &corev1.Secret{}} {
-			if _, err := informers.GetInformer(ctx, o); err != nil {
-				cancel()
-				return nil, err
-			}
-		}
-		informers.WaitForCacheSync(ctx)
-		return func() { cancel(); srv.Close() }, nil
+		stop := testenv.StartManager(built.Manager)
+		cached = built.Manager.GetClient()
+		return func() { stop(); srv.Close() }, nil
 	})
 }
 

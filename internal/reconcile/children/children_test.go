@@ -24,14 +24,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
@@ -40,6 +38,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/reconcile/children"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
@@ -70,24 +69,20 @@ func (m *counters) Tally(key types.NamespacedName, t children.Tally) {
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
-		mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logr.Discard()})
-		if err != nil {
-			return nil, err
-		}
-		if err := index.Register(context.Background(), mgr.GetCache()); err != nil {
-			return nil, err
-		}
-		b := batcher(mgr.GetClient())
-		run := &runner.Runner[*child]{Client: mgr.GetClient(), New: func() *child { return &child{} },
-			Normal: []runner.Phase[*child]{b.CatchUp, b.Collect, b.Batch}}
-		if err := b.Setup(mgr, "children-test", &child{}, 2, run); err != nil {
-			return nil, err
-		}
-		if err := ctrl.NewControllerManagedBy(mgr).For(&parent{}).WatchesRawSource(mail.Source()).
-			Named("children-test-parent").Complete(reconcile.Func(reconcileParent(mgr.GetClient()))); err != nil {
-			return nil, err
-		}
-		return testenv.StartManager(mgr), nil
+		// The operator as the binary builds it, running the test's child
+		// and parent controllers instead of the kinds'.
+		childCtl := wire.SetupFunc{Named: "children-test", Func: func(mgr ctrl.Manager, _ wire.Deps) error {
+			b := batcher(mgr.GetClient())
+			run := &runner.Runner[*child]{Client: mgr.GetClient(), New: func() *child { return &child{} },
+				Normal: []runner.Phase[*child]{b.CatchUp, b.Collect, b.Batch}}
+			return b.Setup(mgr, "children-test", &child{}, 2, run)
+		}}
+		parentCtl := wire.SetupFunc{Named: "children-test-parent", Func: func(mgr ctrl.Manager, _ wire.Deps) error {
+			return ctrl.NewControllerManagedBy(mgr).For(&parent{}).WatchesRawSource(mail.Source()).
+				Named("children-test-parent").Complete(reconcile.Func(reconcileParent(mgr.GetClient())))
+		}}
+		_, stop, err := testenv.StartOperator(e.Config, wire.Operator{Kinds: []wire.Kind{childCtl, parentCtl}, Indexes: index.Both})
+		return stop, err
 	})
 }
 

@@ -50,13 +50,16 @@ func SecretWatch(c client.Reader, list client.ObjectList) (client.Object, handle
 }
 
 // SetupHandover registers the receiver of the grants the webhook server
-// hands over in stateNamespace (its --state-namespace) for every OAuth
-// target, and the grants of signUps (wire.SignUps): the webhook holds no
-// right to the resources' Secrets, so the manager exchanges each code and
-// writes the grant.
-func SetupHandover(mgr ctrl.Manager, engine *oauth.Engine, stateNamespace string, shard labels.Selector, signUps ...oauth.SignUp) error {
+// hands over in stateNamespace (its --state-namespace) for tgs (nil: every
+// OAuth target, targets.All()), and the grants of signUps (wire.SignUps):
+// the webhook holds no right to the resources' Secrets, so the manager
+// exchanges each code and writes the grant.
+func SetupHandover(mgr ctrl.Manager, engine *oauth.Engine, stateNamespace string, shard labels.Selector, tgs []oauth.Target, signUps ...oauth.SignUp) error {
+	if tgs == nil {
+		tgs = targets.All()
+	}
 	return SetupReceiver(mgr, &oauth.Receiver{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Engine: engine,
-		Targets: targets.All(), Namespace: stateNamespace, Shard: shard, SignUps: signUps})
+		Targets: tgs, Namespace: stateNamespace, Shard: shard, SignUps: signUps})
 }
 
 // SetupReceiver registers r, the manager's receiver of the grants the

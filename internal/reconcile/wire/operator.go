@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/index"
+	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/grant"
 	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
@@ -53,6 +54,9 @@ type Operator struct {
 	// Indexes are the field indexes registered (zero: the manager's;
 	// index.Both where the webhook's routes read the same cache).
 	Indexes index.Binary
+	// Targets are the OAuth targets the grant receiver serves (nil: every
+	// kind's): a test's own, as the webhook's route tests bring.
+	Targets []oauth.Target
 	// Options, when set, changes the manager's options last: the binary's
 	// listeners and leader election, a test's logger.
 	Options func(*ctrl.Options)
@@ -96,7 +100,7 @@ func (o Operator) Build(ctx context.Context, cfg *rest.Config) (*Built, error) {
 	if err := SetupAll(mgr, d, o.Kinds...); err != nil {
 		return nil, err
 	}
-	if err := grant.SetupHandover(mgr, d.OAuth, d.StateNamespace, d.Shard, SignUps(o.Kinds)...); err != nil {
+	if err := grant.SetupHandover(mgr, d.OAuth, d.StateNamespace, d.Shard, o.Targets, SignUps(o.Kinds)...); err != nil {
 		return nil, fmt.Errorf("add the OAuth grant receiver: %w", err)
 	}
 	return &Built{Manager: mgr, Deps: d}, nil
