@@ -54,6 +54,15 @@ type Env struct {
 	afterRun []func() error
 }
 
+// GetClient is the Env's client: with GetAPIReader, an Env is a
+// setup.Clients, so a suite that drives reconcilers by hand takes the
+// binaries' OAuth engine on it (setup.Engine(env, out)) and sets only
+// what it changes (a fake clock).
+func (e *Env) GetClient() client.Client { return e.Client }
+
+// GetAPIReader is the Env's client, which reads the API server.
+func (e *Env) GetAPIReader() client.Reader { return e.Client }
+
 // RepoRoot finds the directory holding go.mod, from the test's working
 // directory upwards.
 func RepoRoot() (string, error) {

@@ -41,6 +41,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream"
 	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
@@ -465,7 +466,7 @@ func TestOAuthRoutesConnectTheTargetsOfTheirFamilies(t *testing.T) {
 		// shard1's manager sees the handover (Secrets are not sharded) and
 		// leaves it: one code is exchanged once, by the resource's own.
 		shard1 := &oauth.Receiver{Client: w.env.Client, Reader: w.env.Client, Targets: w.targets, Namespace: ns,
-			Engine: &oauth.Engine{Store: &oauth.Store{Reader: w.env.Client, Writer: w.env.Client}, Out: w.out},
+			Engine: setup.Engine(w.env, w.out),
 			Shard:  labels.SelectorFromSet(labels.Set{v1alpha1.ShardLabel: "shard1"})}
 		if res, err := shard1.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil || res != (reconcile.Result{}) {
 			t.Fatalf("shard1's receiver: %+v, %v", res, err)

@@ -40,6 +40,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/contract/session"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
 	"github.com/switchboard-dev/switchboard/internal/webhook"
@@ -108,7 +109,8 @@ func startSignInWorld(t *testing.T) *signInWorld {
 		StringData: map[string]string{oauth.KeyClientID: "1234567890", oauth.KeyClientSecret: "discord-secret"}}); err != nil {
 		t.Fatal(err)
 	}
-	engine := &oauth.Engine{Store: &oauth.Store{Reader: env.Client, Writer: env.Client}, Out: out, Clock: w.clk}
+	engine := setup.Engine(env, out)
+	engine.Clock = w.clk
 	sessions := &session.Store{Reader: env.Client, Writer: env.Client, Namespace: w.ns, Engine: engine,
 		Provider: oauth.Discord.WithScopes("identify"), ClientKey: clientKey, Clock: w.clk}
 	// Every line at every verbosity, to look for secrets in.

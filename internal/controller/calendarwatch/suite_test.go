@@ -35,10 +35,10 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/contract/calendarpush"
-	"github.com/switchboard-dev/switchboard/internal/oauth"
 	"github.com/switchboard-dev/switchboard/internal/oauth/targets"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream/gcalendar"
 	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
@@ -121,9 +121,10 @@ func newFixture(t *testing.T, change func(*v1alpha1.CalendarWatch)) *fixture {
 	if err := testenv.CalendarWatch(ctx, env.Client, ns, f.calendar, googleEm.IssueRefreshToken("cal-client", targets.CalendarScope), change); err != nil {
 		t.Fatal(err)
 	}
+	engine := setup.Engine(env, out)
+	engine.Clock = c
 	f.r = &Reconciler{
-		Client: env.Client, APIReader: env.Client, Calendar: cal, Out: out, Recorder: f.rec, Clock: c, PublicURL: pushURL,
-		OAuth: &oauth.Engine{Store: &oauth.Store{Reader: env.Client, Writer: env.Client}, Out: out, Clock: c},
+		Client: env.Client, APIReader: env.Client, Calendar: cal, Out: out, Recorder: f.rec, Clock: c, PublicURL: pushURL, OAuth: engine,
 	}
 	f.run = f.r.Runner()
 	return f

@@ -42,6 +42,7 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/reconcile/runner"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 	"github.com/switchboard-dev/switchboard/internal/upstream/gsheets"
 	"github.com/switchboard-dev/switchboard/internal/upstream/outbound"
@@ -148,7 +149,8 @@ func newFixtureOf(t *testing.T, sub, title string, change func(*v1alpha1.SheetCo
 	}
 	f.cachedSees(t, &v1alpha1.SheetConnection{}, "timesheet", nil)
 	f.cachedSees(t, &corev1.Secret{}, "sheet-ingest", nil)
-	f.engine = &oauth.Engine{Store: &oauth.Store{Reader: env.Client, Writer: env.Client}, Out: out, Clock: c}
+	f.engine = setup.Engine(env, out)
+	f.engine.Clock = c
 	f.reports = &sheetconnection.Reports{}
 	f.conn = (&sheetconnection.Reconciler{Client: cached, OAuth: f.engine, Sheets: sheets, Recorder: f.rec, Clock: c,
 		PublicURL: "https://hooks.example.com", Reports: f.reports}).Runner()
