@@ -72,9 +72,9 @@ func runWindow(rows []routeRow, clients, first, count int, page func() string) (
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < count && errs[g] == nil; i = int(next.Add(1)) - 1 {
 				for _, k := range rowOrders[(first+i)%len(rowOrders)] {
-					p := page()
+					send := rows[k].prepare(page())
 					t0 := time.Now()
-					ok, err := rows[k].send(p)
+					ok, err := send()
 					out[i][k] = sent{lat: time.Since(t0), ok: ok}
 					if err != nil {
 						errs[g] = err
@@ -204,7 +204,7 @@ func printMixHeader(per int) {
 	fmt.Println("row meets the same load at the same moment. Each request is a new page (one PaperSync); each window starts once the controllers have")
 	fmt.Println("written every sync's status. Running meanwhile: the NotionIntegration and PaperSync controllers in process, the integration suspended")
 	fmt.Println("(each sync costs them one status write, whatever its row); the webhook routes in process with cmd/webhook's client and cache, rate limit off.")
-	fmt.Println("accepted: requests answered queued (baseline: created); p50 p95 p99 mean: their latency, request built to answer read.")
+	fmt.Println("accepted: requests answered queued (baseline: created); p50 p95 p99 mean: their latency, request sent to answer read (the sender's work,\n  the body and an event's signature or the baseline's object, is done before the clock starts).")
 	fmt.Println("to baseline = Σ baseline latency / Σ row latency over the cycles where both were accepted: with the same clients in a closed loop the rate")
 	fmt.Println("  is clients / mean latency, so this is the row's rate over the baseline's at the same load. The routes' own CPU (the webhook runs in this")
 	fmt.Println("  process) slows all four rows alike, so it is the row's extra time per request, not its rate alone on the rig.")
