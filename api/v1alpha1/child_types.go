@@ -79,6 +79,8 @@ type ChildObject interface {
 	// ParentName is the name of the child's parent, in its namespace, as
 	// its spec names it.
 	ParentName() string
+	// ParentKind is the kind of the child's parent, as Kinds names it.
+	ParentKind() string
 	// GetChildStatus is the status every child shares.
 	GetChildStatus() *ChildStatus
 }
@@ -95,5 +97,13 @@ func (s *ChildStatus) Finished() bool { return s.CompletedAt != nil }
 // ParentName implements ChildObject: spec.integrationRef.name.
 func (in *PaperSync) ParentName() string { return in.Spec.IntegrationRef.Name }
 
+// ParentKind implements ChildObject: a PaperSync's parent is a
+// NotionIntegration.
+func (*PaperSync) ParentKind() string { return "NotionIntegration" }
+
 // ParentName implements ChildObject: spec.connectionRef.name.
 func (in *SheetSync) ParentName() string { return in.Spec.ConnectionRef.Name }
+
+// ParentKind implements ChildObject: a SheetSync's parent is a
+// SheetConnection.
+func (*SheetSync) ParentKind() string { return "SheetConnection" }

@@ -79,3 +79,36 @@ func TestChildrenReadAndWriteTheStatusThePreviousReleaseStored(t *testing.T) {
 		}
 	}
 }
+
+// Every child names a parent that is a kind of the API, with a status of
+// its own, and no child is a parent: the backlog metrics and the parent
+// watch count children under ParentKind.
+func TestEveryChildsParentIsAKind(t *testing.T) {
+	kinds := map[string]bool{}
+	for _, k := range v1alpha1.Kinds() {
+		kinds[k] = true
+	}
+	children := 0
+	for _, o := range v1alpha1.NewObjects() {
+		c, ok := o.(v1alpha1.ChildObject)
+		if !ok {
+			continue
+		}
+		children++
+		name := reflect.TypeOf(o).Elem().Name()
+		if !kinds[c.ParentKind()] {
+			t.Errorf("%s's parent kind %q is no kind of the API", name, c.ParentKind())
+		}
+		for _, p := range v1alpha1.NewObjects() {
+			if reflect.TypeOf(p).Elem().Name() != c.ParentKind() {
+				continue
+			}
+			if _, isChild := p.(v1alpha1.ChildObject); isChild {
+				t.Errorf("%s's parent %s is itself a child", name, c.ParentKind())
+			}
+		}
+	}
+	if children < 2 {
+		t.Errorf("%d child kinds, want PaperSync and SheetSync at least", children)
+	}
+}

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 )
@@ -52,39 +51,27 @@ type backlog struct {
 
 type backlogs map[objectKey]*backlog
 
-// child is a kind each of whose objects records one unit of a parent's
-// work: its objects are counted in their parent's backlog, and have no
-// readiness series of their own.
-type child struct {
-	kind
-	// count adds o to b, under its parent.
-	count func(b backlogs, o runtime.Object)
-}
-
-// children are the child kinds, each with its parent.
-var children = []child{
-	{kindOf(&v1alpha1.PaperSync{}), func(b backlogs, o runtime.Object) {
-		ps := o.(*v1alpha1.PaperSync)
-		b.add(objectKey{nameOf(&v1alpha1.NotionIntegration{}), ps.Namespace, ps.Spec.IntegrationRef.Name},
-			ps.Status.Phase, ps.Status.CompletedAt, ps.CreationTimestamp)
-	}},
-	{kindOf(&v1alpha1.SheetSync{}), func(b backlogs, o runtime.Object) {
-		s := o.(*v1alpha1.SheetSync)
-		b.add(objectKey{nameOf(&v1alpha1.SheetConnection{}), s.Namespace, s.Spec.ConnectionRef.Name},
-			s.Status.Phase, s.Status.CompletedAt, s.CreationTimestamp)
-	}},
-}
+// children are the kinds each of whose objects records one unit of a
+// parent's work (v1alpha1.ChildObject): its objects are counted in their
+// parent's backlog, and have no readiness series of their own. A new child
+// kind is counted without a line here.
+var children = kindsWhere(func(k kind) bool {
+	_, ok := k.obj().(v1alpha1.ChildObject)
+	return ok
+})
 
 // countBacklogs counts the children per parent.
 func countBacklogs(ctx context.Context, src source) (backlogs, error) {
 	b := backlogs{}
-	for _, c := range children {
-		objs, err := src.objects(ctx, c.kind)
+	for _, k := range children {
+		objs, err := src.objects(ctx, k)
 		if err != nil {
 			return nil, err
 		}
 		for _, o := range objs {
-			c.count(b, o)
+			c, meta := o.(v1alpha1.ChildObject), o.(metav1.Object)
+			st := c.GetChildStatus()
+			b.add(objectKey{c.ParentKind(), meta.GetNamespace(), c.ParentName()}, st.Phase, st.CompletedAt, meta.GetCreationTimestamp())
 		}
 	}
 	return b, nil

@@ -80,7 +80,7 @@ var (
 	// but the children, whose parents' backlogs count them (they come in
 	// thousands). A new kind has its series without a line here.
 	parents = kindsWhere(func(k kind) bool {
-		return !slices.ContainsFunc(children, func(c child) bool { return c.name == k.name })
+		return !slices.ContainsFunc(children, func(c kind) bool { return c.name == k.name })
 	})
 	// oauthKinds, those with token series: every kind that implements
 	// v1alpha1.OAuthObject.
