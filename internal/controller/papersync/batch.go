@@ -231,9 +231,7 @@ func (b *batchRun) succeed(ps *v1alpha1.PaperSync, p arxiv.Paper) {
 // fail finishes a sync as Failed: a Warning Event with the link and one
 // log line, with the sync's key and the reason.
 func (b *batchRun) fail(ctx context.Context, ps *v1alpha1.PaperSync, reason, event string, err error) {
-	now := metav1.NewTime(b.now)
-	ps.Status.Phase, ps.Status.LastError, ps.Status.CompletedAt = v1alpha1.SyncFailed, err.Error(), &now
-	status.MarkStalled(ps, reason, err.Error())
+	b.batch.Failed(ps, reason, err)
 	log.FromContext(ctx).Error(err, "paper sync failed", "paperSync", klog.KObj(ps), "reason", reason)
 	if b.r.Recorder != nil {
 		b.r.Recorder.Eventf(ps, nil, corev1.EventTypeWarning, event, "Sync", "%s: %s", ps.Spec.Link, err.Error())

@@ -271,10 +271,7 @@ func (b *batchRun) succeed(m *v1alpha1.SheetSync, row int64, rng, reason, msg st
 // fail finishes a sync as Failed: a Warning Event and one log line, with
 // the sync's key and the reason.
 func (b *batchRun) fail(ctx context.Context, m *v1alpha1.SheetSync, reason string, err error) {
-	now := metav1.NewTime(b.now)
-	st := &m.Status
-	st.Phase, st.LastError, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncFailed, err.Error(), &now, nil
-	status.MarkStalled(m, reason, err.Error())
+	b.b.Failed(m, reason, err)
 	log.FromContext(ctx).Error(err, "sheet sync failed", "sheetSync", klog.KObj(m), "reason", reason)
 	if b.r.Recorder != nil {
 		b.r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "Append", "session %s: %s", m.Spec.Session.ID, err.Error())

@@ -189,6 +189,12 @@ func (bt *Batch[C, P]) Succeeded(m C, reason, message string) {
 	runner.Succeeded(m, bt.Now, reason, message)
 }
 
+// Failed finishes m as Failed and Stalled with reason and message
+// (runner.Failed), err's text its last error.
+func (bt *Batch[C, P]) Failed(m C, reason string, err error) {
+	runner.Failed(m, bt.Now, reason, err.Error())
+}
+
 // Later wakes m after d (the reconciled child comes back by its own
 // outcome), and makes RetryIn at most d.
 func (bt *Batch[C, P]) Later(m C, d time.Duration) {

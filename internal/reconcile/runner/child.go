@@ -46,3 +46,15 @@ func Succeeded(obj Child, now time.Time, reason, message string) {
 	st.Phase, st.LastError, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncSucceeded, "", &at, nil
 	status.MarkReady(obj, reason, message)
 }
+
+// Failed finishes a child whose work cannot succeed (the upstream refused
+// it, or its retries are spent) as the runner marks a parent that must
+// wait for a person: Stalled with reason and message, Ready=False; and its
+// child status Failed at now, message its last error, no next attempt.
+// The kind says what happened beyond it (its Warning Event, its count).
+func Failed(obj Child, now time.Time, reason, message string) {
+	st := obj.GetChildStatus()
+	at := metav1.NewTime(now)
+	st.Phase, st.LastError, st.CompletedAt, st.NextAttemptAt = v1alpha1.SyncFailed, message, &at, nil
+	status.MarkStalled(obj, reason, message)
+}

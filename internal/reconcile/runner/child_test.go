@@ -57,3 +57,33 @@ func TestSucceededFinishesAChildAsTheRunnerMarksAParentReady(t *testing.T) {
 		}
 	}
 }
+
+// A child whose work cannot succeed is finished as a parent that waits for
+// a person: Failed at the batch's time with its last error, no next
+// attempt, Stalled and not Ready with the kind's reason, nothing
+// Reconciling, its generation observed.
+func TestFailedFinishesAChildAsStalled(t *testing.T) {
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	for _, obj := range []runner.Child{&v1alpha1.PaperSync{}, &v1alpha1.SheetSync{}} {
+		obj.SetGeneration(2)
+		st := obj.GetChildStatus()
+		next := metav1.NewTime(now.Add(time.Minute))
+		st.Phase, st.Attempts, st.NextAttemptAt = v1alpha1.SyncPending, 5, &next
+		status.MarkRetrying(obj, v1alpha1.UpstreamUnavailableReason, "503")
+
+		runner.Failed(obj, now, v1alpha1.RetriesExhaustedReason, "gave up after 5 attempts: 503")
+
+		if st.Phase != v1alpha1.SyncFailed || st.LastError != "gave up after 5 attempts: 503" || st.NextAttemptAt != nil ||
+			st.Attempts != 5 || st.CompletedAt == nil || !st.CompletedAt.Time.Equal(now) {
+			t.Errorf("%T: child status %+v, want Failed at %s with the error, no next attempt, 5 attempts", obj, *st, now)
+		}
+		for cond, want := range map[string]metav1.ConditionStatus{v1alpha1.ReadyCondition: metav1.ConditionFalse, v1alpha1.StalledCondition: metav1.ConditionTrue} {
+			if c := status.Get(obj, cond); c == nil || c.Status != want || c.Reason != v1alpha1.RetriesExhaustedReason {
+				t.Errorf("%T: %s %+v, want %s, RetriesExhausted", obj, cond, c, want)
+			}
+		}
+		if status.Get(obj, v1alpha1.ReconcilingCondition) != nil || obj.GetReconcileStatus().ObservedGeneration != 2 {
+			t.Errorf("%T: conditions %+v, observedGeneration %d", obj, obj.GetReconcileStatus().Conditions, obj.GetReconcileStatus().ObservedGeneration)
+		}
+	}
+}
