@@ -95,26 +95,28 @@ func run(dir, headerPath string) error {
 // findKinds parses the package's hand-written files (not tests, not
 // generated ones) and returns its kinds, sorted, and the package's name.
 func findKinds(dir string) ([]kind, string, error) {
-	fset := token.NewFileSet()
-	skip := func(fi os.FileInfo) bool {
-		n := fi.Name()
-		return !strings.HasSuffix(n, "_test.go") && !strings.HasPrefix(n, "zz_generated")
-	}
-	pkgs, err := parser.ParseDir(fset, dir, skip, parser.ParseComments)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(pkgs) != 1 {
-		return nil, "", fmt.Errorf("%s: want one package, found %d", dir, len(pkgs))
-	}
-	var pkgName string
+	fset := token.NewFileSet()
+	pkgName := ""
 	structs := map[string]*ast.StructType{}
 	var roots []string
-	for name, pkg := range pkgs {
-		pkgName = name
-		for _, f := range pkg.Files {
-			roots = append(roots, collect(fset, f, structs)...)
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
+			continue
 		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments)
+		if err != nil {
+			return nil, "", err
+		}
+		if pkgName != "" && f.Name.Name != pkgName {
+			return nil, "", fmt.Errorf("%s: want one package, found %s and %s", dir, pkgName, f.Name.Name)
+		}
+		pkgName = f.Name.Name
+		roots = append(roots, collect(f, structs)...)
 	}
 	var kinds []kind
 	for _, root := range roots {
@@ -132,7 +134,7 @@ func findKinds(dir string) ([]kind, string, error) {
 // carry the root marker in a comment between the previous declaration and
 // theirs (kubebuilder writes markers as a comment group of their own, above
 // the doc comment).
-func collect(fset *token.FileSet, f *ast.File, structs map[string]*ast.StructType) []string {
+func collect(f *ast.File, structs map[string]*ast.StructType) []string {
 	var roots []string
 	prevEnd := f.Name.End()
 	for _, decl := range f.Decls {
