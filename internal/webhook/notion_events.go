@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/contract/papers"
@@ -174,8 +175,10 @@ func (d Deps) keepVerificationToken(w http.ResponseWriter, r *http.Request, toke
 // body under the stored verification token, in constant time. Without a
 // stored token every event is refused: nothing can have signed it.
 func (d Deps) checkSignature(r *http.Request, raw []byte) *Error {
+	// The cache's own copy, read and never changed: no deep copy of the
+	// Secret on every event.
 	var sec corev1.Secret
-	if err := d.Client.Get(r.Context(), d.verificationKey(r), &sec); err != nil {
+	if err := d.Client.Get(r.Context(), d.verificationKey(r), &sec, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			return Errorf(http.StatusUnauthorized, "no verification token is stored for this path yet: create the subscription in Notion first")
 		}
