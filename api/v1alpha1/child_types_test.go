@@ -95,12 +95,12 @@ func TestEveryChildsParentIsAKind(t *testing.T) {
 			continue
 		}
 		children++
-		name := reflect.TypeOf(o).Elem().Name()
+		name := v1alpha1.KindOf(o)
 		if !kinds[c.ParentKind()] {
 			t.Errorf("%s's parent kind %q is no kind of the API", name, c.ParentKind())
 		}
 		for _, p := range v1alpha1.NewObjects() {
-			if reflect.TypeOf(p).Elem().Name() != c.ParentKind() {
+			if v1alpha1.KindOf(p) != c.ParentKind() {
 				continue
 			}
 			if _, isChild := p.(v1alpha1.ChildObject); isChild {

@@ -54,14 +54,15 @@ func register(objs ...runtime.Object) { knownTypes = append(knownTypes, objs...)
 // it once its type file registers it.
 func Kinds() []string {
 	var kinds []string
-	for _, obj := range knownTypes {
-		if _, ok := obj.(StatusObject); ok {
-			kinds = append(kinds, reflect.TypeOf(obj).Elem().Name())
-		}
+	for _, obj := range NewObjects() {
+		kinds = append(kinds, KindOf(obj))
 	}
-	sort.Strings(kinds)
 	return kinds
 }
+
+// KindOf is the kind of a Switchboard object, as Kinds names it: its
+// type's name.
+func KindOf(obj runtime.Object) string { return reflect.TypeOf(obj).Elem().Name() }
 
 // NewObjects makes an empty object of every kind of Kinds(), in its
 // order: for code that keeps a list per kind, or per interface a kind
@@ -74,9 +75,7 @@ func NewObjects() []runtime.Object {
 			objs = append(objs, obj.DeepCopyObject())
 		}
 	}
-	sort.Slice(objs, func(i, j int) bool {
-		return reflect.TypeOf(objs[i]).Elem().Name() < reflect.TypeOf(objs[j]).Elem().Name()
-	})
+	sort.Slice(objs, func(i, j int) bool { return KindOf(objs[i]) < KindOf(objs[j]) })
 	return objs
 }
 

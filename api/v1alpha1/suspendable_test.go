@@ -19,7 +19,6 @@ package v1alpha1_test
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -89,7 +88,7 @@ func TestNewObjectsAreTheKinds(t *testing.T) {
 		t.Fatalf("%d objects for %d kinds", len(first), len(kinds))
 	}
 	for i, obj := range first {
-		if got := reflect.TypeOf(obj).Elem().Name(); got != kinds[i] {
+		if got := v1alpha1.KindOf(obj); got != kinds[i] {
 			t.Errorf("object %d is a %s, want %s", i, got, kinds[i])
 		}
 		if obj == second[i] {

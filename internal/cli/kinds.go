@@ -19,7 +19,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -135,7 +134,7 @@ func apiKindsThat(is func(runtime.Object) bool, conjunction string) string {
 	var names []string
 	for _, obj := range v1alpha1.NewObjects() {
 		if is(obj) {
-			names = append(names, reflect.TypeOf(obj).Elem().Name())
+			names = append(names, v1alpha1.KindOf(obj))
 		}
 	}
 	if len(names) < 2 {

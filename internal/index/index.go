@@ -22,7 +22,6 @@ package index
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -222,7 +221,7 @@ func Kinds(name string) []string {
 	var kinds []string
 	for _, f := range all() {
 		if f.name == name {
-			kinds = append(kinds, reflect.TypeOf(f.obj).Elem().Name())
+			kinds = append(kinds, v1alpha1.KindOf(f.obj))
 		}
 	}
 	return kinds

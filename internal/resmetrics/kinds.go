@@ -17,7 +17,6 @@ limitations under the License.
 package resmetrics
 
 import (
-	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,11 +57,8 @@ func kindNamed(name string) kind {
 		list: func() client.ObjectList { return newOf(name + "List").(client.ObjectList) }}
 }
 
-// nameOf is the name of obj's kind: its type's, as v1alpha1.Kinds names it.
-func nameOf(obj client.Object) string { return reflect.TypeOf(obj).Elem().Name() }
-
 // kindOf is the kind of obj's type.
-func kindOf(obj client.Object) kind { return kindNamed(nameOf(obj)) }
+func kindOf(obj client.Object) kind { return kindNamed(v1alpha1.KindOf(obj)) }
 
 // kindsWhere are the kinds of the API (v1alpha1.Kinds) keep keeps.
 func kindsWhere(keep func(k kind) bool) []kind {
