@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -81,7 +82,9 @@ func run(in, out, headerPath string) error {
 }
 
 // Load reads a catalogue and refuses one a page could not use: a text
-// without a name, a name twice, or a language missing.
+// without a name, a name twice, a language missing, or languages that
+// take different arguments (a page never falls back to English for a
+// Japanese reader, nor loses an argument).
 func Load(path string) (Catalogue, error) {
 	var cat Catalogue
 	raw, err := os.ReadFile(path)
@@ -103,11 +106,26 @@ func Load(path string) (Catalogue, error) {
 				return cat, fmt.Errorf("%s: %s is named twice", path, m.Name)
 			case m.En == "" || m.Ja == "":
 				return cat, fmt.Errorf("%s: %s needs both an en and a ja text", path, m.Name)
+			case !slices.Equal(verbs(m.En), verbs(m.Ja)):
+				// A page would lose an argument in one language.
+				return cat, fmt.Errorf("%s: %s: en takes %v, ja %v", path, m.Name, verbs(m.En), verbs(m.Ja))
 			}
 			seen[m.Name] = true
 		}
 	}
 	return cat, nil
+}
+
+// verbs are the fmt verbs of f, in order.
+func verbs(f string) []string {
+	var out []string
+	for i := 0; i < len(f)-1; i++ {
+		if f[i] == '%' {
+			out = append(out, f[i:i+2])
+			i++
+		}
+	}
+	return out
 }
 
 // Render is the Go file of cat.

@@ -54,6 +54,8 @@ func TestLoadRefuses(t *testing.T) {
 		`{"groups":[{"messages":[{"name":"A","en":"x","ja":"y"},{"name":"A","en":"x","ja":"y"}]}]}`: "A is named twice",
 		`{"groups":[{"messages":[{"en":"x","ja":"y"}]}]}`:                                           `a text has no name ("x")`,
 		`{"groups":[{"messages":[{"name":"A","en":"x","ja":"y","fr":"z"}]}]}`:                       `unknown field "fr"`,
+		`{"groups":[{"messages":[{"name":"A","en":"%s of %d","ja":"%d の %s"}]}]}`:                   "A: en takes [%s %d], ja [%d %s]",
+		`{"groups":[{"messages":[{"name":"A","en":"at %s","ja":"時刻"}]}]}`:                           "A: en takes [%s], ja []",
 	} {
 		path := filepath.Join(t.TempDir(), "messages.json")
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {

@@ -20,8 +20,8 @@ limitations under the License.
 // self-contained styles under a strict Content-Security-Policy, icons
 // drawn inline rather than taken from the reader's fonts, the language
 // served in `lang` — and every text comes from one catalogue
-// (messages.json, the file a translator edits; hack/msggen makes its Go)
-// in each language served, chosen from Accept-Language.
+// (messages.json, the file a translator edits; hack/msggen checks it and
+// makes its Go) in each language served, chosen from Accept-Language.
 package pages
 
 import (

@@ -18,11 +18,8 @@ package pages
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -65,31 +62,6 @@ func TestWantsHTMLTellsBrowsersFromAPIClients(t *testing.T) {
 	}
 }
 
-// Every text of the catalogue is written in both languages, with the
-// same arguments: a page never falls back to English for a Japanese
-// reader, nor loses an argument.
-func TestTheCatalogueSpeaksBothLanguages(t *testing.T) {
-	for name, text := range catalogue(t) {
-		if text.En == "" || text.Ja == "" {
-			t.Errorf("%s has no %s text", name, map[bool]string{true: "English", false: "Japanese"}[text.En == ""])
-		}
-		if en, ja := verbs(text.En), verbs(text.Ja); !reflect.DeepEqual(en, ja) {
-			t.Errorf("%s: English takes %v, Japanese %v", name, en, ja)
-		}
-	}
-}
-
-func verbs(f string) []string {
-	var out []string
-	for i := 0; i < len(f)-1; i++ {
-		if f[i] == '%' {
-			out = append(out, f[i:i+2])
-			i++
-		}
-	}
-	return out
-}
-
 // What fills a text is escaped; the page carries its language, a
 // viewport, the CSP whose hashes match its own style and script, and no
 // Referer or cache.
@@ -125,33 +97,4 @@ func TestAPageEscapesWhatFillsItAndCarriesItsGuarantees(t *testing.T) {
 	if !strings.Contains(body, "<style>"+style+"</style>") || !strings.Contains(body, "<script>"+countdown+"</script>") {
 		t.Error("the style or script on the page is not the one whose hash the CSP allows")
 	}
-}
-
-// catalogue is every text of messages.json by its Go name, read from the
-// file a translator edits (hack/msggen makes the Go of it and checks the
-// Go is current).
-func catalogue(t *testing.T) map[string]Text {
-	t.Helper()
-	raw, err := os.ReadFile("messages.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cat struct {
-		Groups []struct {
-			Messages []struct{ Name, En, Ja string }
-		}
-	}
-	if err := json.Unmarshal(raw, &cat); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]Text{}
-	for _, g := range cat.Groups {
-		for _, m := range g.Messages {
-			out[m.Name] = Text{En: m.En, Ja: m.Ja}
-		}
-	}
-	if len(out) < 50 {
-		t.Fatalf("read %d texts from messages.json", len(out))
-	}
-	return out
 }
