@@ -19,10 +19,12 @@ package status
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -56,15 +58,37 @@ func (p *Patcher) Patch(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-// statusEqual compares the status fields of two objects of one kind.
+// statusEqual compares the status fields of two objects of one kind as
+// the API server stores them (stored). An object without a Status field
+// is never equal: its status is written.
 func statusEqual(a, b client.Object) bool {
-	ua, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
-	ub, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(b)
-	if err1 != nil || err2 != nil {
+	sa, sb := statusField(a), statusField(b)
+	if !sa.IsValid() || !sb.IsValid() || sa.Type() != sb.Type() {
 		return false
 	}
-	return equality.Semantic.DeepEqual(ua["status"], ub["status"])
+	return stored.DeepEqual(sa.Addr().Interface(), sb.Addr().Interface())
 }
+
+// statusField is obj's Status field, addressable, or the zero Value.
+func statusField(obj client.Object) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName("Status")
+}
+
+// stored is equality as the API server stores a status: a metav1.Time
+// to the second and a MicroTime to the microsecond (their wire forms), a
+// Quantity by value, and nil like empty. A reconcile that sets a time
+// again within its second writes nothing. It compares the typed fields:
+// converting both objects to unstructured on every patch cost a quarter
+// of the PaperSync controller's CPU in the papersync bench.
+var stored = conversion.EqualitiesOrDie(
+	func(a, b metav1.Time) bool { return a.Unix() == b.Unix() },
+	func(a, b metav1.MicroTime) bool { return a.UnixMicro() == b.UnixMicro() },
+	func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 },
+)
 
 // Each runs f over items, n at a time, and waits for all: a batch's status
 // writes go out together, since the API server, not the upstream, sets

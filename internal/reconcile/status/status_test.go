@@ -19,6 +19,7 @@ package status_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,6 +129,46 @@ func TestPatcherWritesOnceAndOnlyOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Status.Title != "Atom" || !status.IsTrue(&got, v1alpha1.ReadyCondition) || got.Status.ObservedGeneration != got.Generation {
+		t.Fatalf("stored status = %+v", got.Status)
+	}
+}
+
+// The Patcher compares statuses as the API server stores them: a time
+// set again within its second is no change, a new second, a new field and
+// a new condition each are, and the stored object holds each written one.
+func TestPatcherComparesAsStored(t *testing.T) {
+	ctx := context.Background()
+	s := newStock(t)
+	p := status.NewPatcher(env.Client, s)
+
+	at := time.Date(2026, 11, 29, 10, 0, 7, 100_000_000, time.UTC)
+	s.Status.LastFetchedAt = &metav1.Time{Time: at}
+	if err := p.Patch(ctx, s); err != nil || p.Writes != 1 {
+		t.Fatalf("a time set: err %v, writes %d", err, p.Writes)
+	}
+	steps := []struct {
+		name   string
+		change func()
+		writes int
+	}{
+		{"the same second again", func() { s.Status.LastFetchedAt = &metav1.Time{Time: at.Add(800 * time.Millisecond)} }, 1},
+		{"the same instant in another zone", func() { s.Status.LastFetchedAt = &metav1.Time{Time: at.In(time.FixedZone("JST", 9*3600))} }, 1},
+		{"the next second", func() { s.Status.LastFetchedAt = &metav1.Time{Time: at.Add(time.Second)} }, 2},
+		{"a new field", func() { s.Status.Title = "Atom" }, 3},
+		{"an empty list for a missing one", func() { s.Status.Conditions = []metav1.Condition{} }, 3},
+		{"a new condition", func() { status.MarkReady(s, v1alpha1.SucceededReason, "ok") }, 4},
+	}
+	for _, st := range steps {
+		st.change()
+		if err := p.Patch(ctx, s); err != nil || p.Writes != st.writes {
+			t.Fatalf("%s: err %v, writes %d, want %d", st.name, err, p.Writes, st.writes)
+		}
+	}
+	var got v1alpha1.SlideStock
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.LastFetchedAt == nil || got.Status.LastFetchedAt.Unix() != at.Unix()+1 || got.Status.Title != "Atom" || !status.IsTrue(&got, v1alpha1.ReadyCondition) {
 		t.Fatalf("stored status = %+v", got.Status)
 	}
 }
