@@ -76,16 +76,29 @@ func (r *Reconciler) granted(obj *v1alpha1.NotionIntegration, tok oauth.Token, r
 	st.DuplicatedTemplateID = tok.Extra["duplicated_template_id"]
 }
 
-// backfillDue: never scanned, or backfillInterval has passed.
-func backfillDue(obj *v1alpha1.NotionIntegration, run *runner.Run) bool {
-	last := obj.Status.LastBackfillAt
+// backfillDue: never scanned, or backfillInterval has passed since the
+// last scan (lastBackfill).
+func backfillDue(last *metav1.Time, obj *v1alpha1.NotionIntegration, run *runner.Run) bool {
 	return last == nil || !run.Now.Before(last.Add(obj.Spec.BackfillInterval.Duration))
+}
+
+// lastBackfill is when the database was last scanned: the copy's record,
+// or this manager's own later scan while the cache does not show it yet.
+// A reconcile queued by the scan's own writes (the token Secrets, the
+// status) often reads a copy from before it, and would scan the whole
+// database again (case 3 of docs/development.md's idempotent writes).
+func (r *Reconciler) lastBackfill(obj *v1alpha1.NotionIntegration) *metav1.Time {
+	last := obj.Status.LastBackfillAt
+	if t, ahead := r.backfilled.Ahead(obj.UID, func(t metav1.Time) bool { return last != nil && !last.Before(&t) }); ahead {
+		return &t
+	}
+	return last
 }
 
 // database finds, creates or repairs the database (§3.2) on the first run,
 // on a spec change, when asked, and on the backfill timer.
 func (r *Reconciler) database(ctx context.Context, obj *v1alpha1.NotionIntegration, run *runner.Run) runner.Outcome {
-	if obj.Status.DatabaseID != "" && obj.Status.ObservedGeneration == obj.Generation && !run.Requested && !backfillDue(obj, run) {
+	if obj.Status.DatabaseID != "" && obj.Status.ObservedGeneration == obj.Generation && !run.Requested && !backfillDue(r.lastBackfill(obj), obj, run) {
 		return runner.Continue()
 	}
 	spec := obj.Spec.Database
@@ -125,18 +138,20 @@ func (r *Reconciler) database(ctx context.Context, obj *v1alpha1.NotionIntegrati
 // backfill creates PaperSyncs for pages with a Link but no metadata (§3.3
 // healed): on the backfill timer, and when a person asks.
 func (r *Reconciler) backfill(ctx context.Context, obj *v1alpha1.NotionIntegration, run *runner.Run) runner.Outcome {
-	if (backfillDue(obj, run) || run.Requested) && r.Backfill != nil {
+	last := r.lastBackfill(obj)
+	if (backfillDue(last, obj, run) || run.Requested) && r.Backfill != nil {
 		n, err := r.Backfill(ctx, obj, grant.Of(run).Token)
 		if err != nil {
 			return runner.Transient(v1alpha1.UpstreamUnavailableReason, fmt.Errorf("backfill: %w", err))
 		}
-		t := metav1.NewTime(run.Now)
-		obj.Status.LastBackfillAt = &t
+		t := metav1.NewTime(run.Now).Rfc3339Copy() // as the API server stores it
+		obj.Status.LastBackfillAt, last = &t, &t
+		r.backfilled.Remember(obj.UID, t)
 		if n > 0 {
 			r.event(obj, corev1.EventTypeNormal, "Backfill", fmt.Sprintf("queued %d pages whose metadata was missing", n))
 		}
 	}
-	if last := obj.Status.LastBackfillAt; last != nil {
+	if last != nil {
 		run.RequeueAt(last.Add(obj.Spec.BackfillInterval.Duration))
 	}
 	return runner.Continue()

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -80,6 +81,9 @@ type Reconciler struct {
 	// Workers is how many objects are reconciled at once (DefaultWorkers
 	// when 0).
 	Workers int
+
+	// backfilled is each integration's last scan until the cache shows it.
+	backfilled runner.Written[metav1.Time]
 }
 
 // Runner is the reconcile skeleton with the integration's phases: the
@@ -88,6 +92,7 @@ func (r *Reconciler) Runner() *runner.Runner[*v1alpha1.NotionIntegration] {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	r.backfilled.Clock = r.Clock
 	phases := grant.New[*v1alpha1.NotionIntegration](grant.Deps{Client: r.Client, Tokens: r.OAuth, Recorder: r.Recorder, PublicURL: r.PublicURL},
 		targets.Notion).WithProvider(targets.NotionProvider).OnGrant(r.granted).WithRefreshLead()
 	return &runner.Runner[*v1alpha1.NotionIntegration]{
