@@ -81,7 +81,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	}
 	key := b.parentKey(obj)
 	st := b.state(key)
-	if !st.mu.TryLock() {
+	if !st.lock(client.ObjectKeyFromObject(obj)) {
 		return runner.Wait(BatchBusy)
 	}
 	var bt *Batch[C, P]
@@ -123,15 +123,19 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	return out
 }
 
-// release lets go of a parent's batch lock, then wakes the children the
-// batch created (bt nil: none ran): they wait for no BatchBusy, as they
-// would had they met the lock held.
+// release lets go of a parent's batch lock. When a batch ran (bt not
+// nil), it then wakes the children that met the lock held and the
+// children the batch created: none of them waits out BatchBusy. When none
+// ran (the parent's pace, a missing grant), the holder comes back for
+// the waiting children itself, and waking them here would only hand the
+// lock from one to the next.
 func (b *Batcher[C, P]) release(st *parentState, bt *Batch[C, P]) {
 	st.mu.Unlock()
-	if bt != nil {
-		for _, key := range bt.created {
-			b.wakes.Wake(key, 0)
-		}
+	if bt == nil {
+		return
+	}
+	for _, key := range append(st.takeWaiting(), bt.created...) {
+		b.wakes.Wake(key, 0)
 	}
 }
 

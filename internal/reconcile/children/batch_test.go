@@ -26,10 +26,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/index"
@@ -279,6 +281,44 @@ func TestOneBatchAtATimePerParent(t *testing.T) {
 	unlock()
 	f.reconcile(t, "c0")
 	if len(f.batches) != 1 {
+		t.Fatalf("batches %v", f.batches)
+	}
+}
+
+// A child that meets its parent's batch in flight (the next edit of a
+// page while the last one's statuses are written) is woken the moment
+// that batch ends, not a BatchBusy later. A lock let go with no batch run
+// wakes nobody: its holder comes back for the waiting itself.
+func TestAChildThatMetTheBatchIsWokenAtItsEnd(t *testing.T) {
+	f := newFixture(t, 2)
+	f.b.Max = 1
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	if err := f.b.StartWakes(q); err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok := f.b.TryLock(types.NamespacedName{Namespace: "ns", Name: "ni"})
+	if !ok {
+		t.Fatal("the lock is taken")
+	}
+	if out := f.reconcile(t, "c1"); !out.IsWait() || out.After() != children.BatchBusy {
+		t.Fatalf("during another batch: %s %v", out, out.After())
+	}
+	unlock()
+	if q.Len() != 0 {
+		t.Fatalf("%d woken by a lock that ran no batch", q.Len())
+	}
+	f.reconcile(t, "c0") // a batch of c0 alone (Max 1)
+	if q.Len() != 1 {
+		t.Fatalf("%d woken when the batch ended, want c1", q.Len())
+	}
+	woken, _ := q.Get()
+	q.Done(woken)
+	if woken.Name != "c1" {
+		t.Fatalf("woke %s, want c1", woken)
+	}
+	f.reconcile(t, "c1")
+	if fmt.Sprint(f.batches) != "[[c0] [c1]]" {
 		t.Fatalf("batches %v", f.batches)
 	}
 }

@@ -70,8 +70,9 @@ const (
 	// safety net.
 	DependencyRecheck = 10 * time.Minute
 	// BatchBusy is the wait of a child whose parent's batch is in flight:
-	// that batch may take it, or the next one will.
-	BatchBusy = time.Second
+	// that batch may take it, or the next one will. The batch's end wakes
+	// it sooner (release); this is the safety net.
+	BatchBusy = 5 * time.Second
 	// DefaultWorkers is how many parents' batches run at once.
 	DefaultWorkers = 4
 	// DefaultRetention keeps the finished children of a parent that is
@@ -151,6 +152,44 @@ type parentState struct {
 	mu sync.Mutex
 	// next is the earliest time of the parent's next batch (Pace).
 	next time.Time
+
+	// waiting are the children that met mu held, for release to wake.
+	wmu     sync.Mutex
+	waiting map[types.NamespacedName]struct{}
+}
+
+// lock takes the parent's batch lock for child, or leaves child among
+// the waiting, whom the holder's release wakes when its batch ends: a
+// child that arrives during a batch (the next edit of a page while the
+// last one's statuses are written) starts the moment it can, not a
+// BatchBusy later. child is listed before the lock is tried, so a
+// release between the two still finds it.
+func (st *parentState) lock(child types.NamespacedName) bool {
+	st.wmu.Lock()
+	if st.waiting == nil {
+		st.waiting = map[types.NamespacedName]struct{}{}
+	}
+	st.waiting[child] = struct{}{}
+	st.wmu.Unlock()
+	if !st.mu.TryLock() {
+		return false
+	}
+	st.wmu.Lock()
+	delete(st.waiting, child)
+	st.wmu.Unlock()
+	return true
+}
+
+// takeWaiting empties the waiting and returns who was in it.
+func (st *parentState) takeWaiting() []types.NamespacedName {
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	keys := make([]types.NamespacedName, 0, len(st.waiting))
+	for k := range st.waiting {
+		keys = append(keys, k)
+	}
+	st.waiting = nil
+	return keys
 }
 
 func (b *Batcher[C, P]) init() {
