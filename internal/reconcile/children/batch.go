@@ -124,17 +124,28 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 }
 
 // release lets go of a parent's batch lock. When a batch ran (bt not
-// nil), it then wakes the children that met the lock held and the
-// children the batch created: none of them waits out BatchBusy. When none
-// ran (the parent's pace, a missing grant), the holder comes back for
-// the waiting children itself, and waking them here would only hand the
-// lock from one to the next.
+// nil), it then wakes one child that met the lock held and that the
+// batch did not take, to start the next batch at once rather than a
+// BatchBusy later (the next edit of a page, sent while the last one's
+// statuses were written), and the children the batch created. One is
+// enough: its batch takes the oldest pending children, and its own
+// release wakes the next; waking every waiter would have a burst of
+// hundreds reconcile only to meet the lock again. When no batch ran (the
+// parent's pace, a missing grant), the holder comes back for the
+// waiting itself.
 func (b *Batcher[C, P]) release(st *parentState, bt *Batch[C, P]) {
 	st.mu.Unlock()
 	if bt == nil {
 		return
 	}
-	for _, key := range append(st.takeWaiting(), bt.created...) {
+	taken := make([]types.NamespacedName, 0, len(bt.Members))
+	for _, m := range bt.Members {
+		taken = append(taken, client.ObjectKeyFromObject(m))
+	}
+	if next, ok := st.nextWaiting(taken); ok {
+		b.wakes.Wake(next, 0)
+	}
+	for _, key := range bt.created {
 		b.wakes.Wake(key, 0)
 	}
 }

@@ -70,9 +70,9 @@ const (
 	// safety net.
 	DependencyRecheck = 10 * time.Minute
 	// BatchBusy is the wait of a child whose parent's batch is in flight:
-	// that batch may take it, or the next one will. The batch's end wakes
-	// it sooner (release); this is the safety net.
-	BatchBusy = 5 * time.Second
+	// that batch may take it, or the next one will, started by the end of
+	// the one in flight (release).
+	BatchBusy = time.Second
 	// DefaultWorkers is how many parents' batches run at once.
 	DefaultWorkers = 4
 	// DefaultRetention keeps the finished children of a parent that is
@@ -159,11 +159,9 @@ type parentState struct {
 }
 
 // lock takes the parent's batch lock for child, or leaves child among
-// the waiting, whom the holder's release wakes when its batch ends: a
-// child that arrives during a batch (the next edit of a page while the
-// last one's statuses are written) starts the moment it can, not a
-// BatchBusy later. child is listed before the lock is tried, so a
-// release between the two still finds it.
+// the waiting, one of whom the holder's release wakes when its batch
+// ends. child is listed before the lock is tried, so a release between
+// the two still finds it.
 func (st *parentState) lock(child types.NamespacedName) bool {
 	st.wmu.Lock()
 	if st.waiting == nil {
@@ -180,16 +178,19 @@ func (st *parentState) lock(child types.NamespacedName) bool {
 	return true
 }
 
-// takeWaiting empties the waiting and returns who was in it.
-func (st *parentState) takeWaiting() []types.NamespacedName {
+// nextWaiting drops the children a batch took from the waiting, then
+// takes one of the others out, if any.
+func (st *parentState) nextWaiting(taken []types.NamespacedName) (types.NamespacedName, bool) {
 	st.wmu.Lock()
 	defer st.wmu.Unlock()
-	keys := make([]types.NamespacedName, 0, len(st.waiting))
-	for k := range st.waiting {
-		keys = append(keys, k)
+	for _, k := range taken {
+		delete(st.waiting, k)
 	}
-	st.waiting = nil
-	return keys
+	for k := range st.waiting {
+		delete(st.waiting, k)
+		return k, true
+	}
+	return types.NamespacedName{}, false
 }
 
 func (b *Batcher[C, P]) init() {
