@@ -322,13 +322,13 @@ func TestAChildThatMetTheBatchIsWokenAtItsEnd(t *testing.T) {
 	if len(woken) != 2 || !woken["c1"] || woken["c2"] == woken["c3"] {
 		t.Fatalf("woken when the batch ended: %v, want c1 and one of c2, c3", woken)
 	}
-	next := "c2"
+	next, other := "c2", "c3"
 	if woken["c3"] {
-		next = "c3"
+		next, other = other, next
 	}
-	f.reconcile(t, next)
-	if fmt.Sprint(f.batches) != "[[c0 c1] [c2 c3]]" {
-		t.Fatalf("batches %v", f.batches)
+	f.reconcile(t, next) // its batch: itself first, then the other
+	if want := fmt.Sprintf("[[c0 c1] [%s %s]]", next, other); fmt.Sprint(f.batches) != want {
+		t.Fatalf("batches %v, want %s", f.batches, want)
 	}
 }
 
