@@ -28,144 +28,155 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 )
 
-// The routes table's design: the four rows interleaved request by
-// request, so that each route's figure is paired with the baseline's at
-// the same load and moment, and a pause of the rig (a garbage
-// collection, an etcd compaction) weighs on every row alike.
+// The routes table's design: each row's rate alone, in blocks. At each
+// client count the four rows take turns, one block each per round, in
+// one of four orders by round number (a Williams design: each row at
+// each place, and right after each other row, in one round of four), so
+// that a drift of the rig weighs on every row alike. A block is a row's
+// requests from every client until the block's count is sent, timed from
+// its first request to its last answer.
+//
+// The controllers are stopped for the table: what they do with a
+// PaperSync is the same whichever row made it, and the papersync suite
+// measures it. Running, their writes either weighed on every row alike
+// and hid the routes' cost among them (a block timed to the last status
+// written read 0.90–0.97), or, with a block's backlog left to after it,
+// weighed more on the slower row (0.62–0.85).
+//
+// Rows one at a time, not mixed request by request: mixed, the webhook's
+// creates (one HTTP/2 connection to the API server, carrying three rows'
+// requests) and the bare creates (another connection, one row's) met the
+// API server's sharing of its CPU between connections, and the figure
+// measured that. With the routes served in the bench's own process it
+// read 0.77–0.94 at 64 clients from run to run; served by bin/webhook,
+// 0.45–0.83; and 1.35–1.49 with the webhook on HTTP/1.1 (a connection per
+// request), the route's code unchanged.
 
-// routeWindows split each client count's cycles into windows, each
-// started once the controllers have written the status of every
-// PaperSync the last one created (settleSyncs).
-const routeWindows = 8
+// routeRounds is how many blocks each row runs at each client count.
+const routeRounds = 8
 
-// resamplings is how many bootstrap resamplings of the cycles the
+// resamplings is how many bootstrap resamplings of the rounds the
 // interval of each ratio is read from.
 const resamplings = 2000
 
-// rowOrders are the orders of the four rows in a cycle, by cycle number
-// mod 4: a Williams design, in which each row is at each place of a cycle,
-// and right after each other row, in one cycle of four.
+// rowOrders are the orders of the four rows in a round, by round number
+// mod 4.
 var rowOrders = [4][4]int{{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}}
 
-// sent is one request of a cycle: its latency, and whether it was
-// accepted.
-type sent struct {
-	lat time.Duration
-	ok  bool
+// blockSize is how many requests a block of clients sends: requests over
+// the rounds, and at least 32 a client, so that a block is a steady
+// stream of a second or more, not a burst (at 8 a client, the ratios at
+// 16 clients read 0.72–0.96 from run to run).
+func blockSize(requests, clients int) int {
+	return max(requests/routeRounds, 32*clients)
 }
 
-// cycle is one request of each row, indexed by row, sent back to back
-// by one client.
-type cycle [len(rowOrders)]sent
+// block is one row's block: its accepted requests' latencies, how many
+// were not accepted, and its time, first request sent to last answer
+// read.
+type block struct {
+	lat     []time.Duration
+	refused int
+	took    time.Duration
+}
 
-// runWindow runs count cycles, numbered from first, from clients
-// goroutines, each taking the next cycle once it has finished its last;
-// page names each request's new page. It answers the cycles and the
-// window's wall time.
-func runWindow(rows []routeRow, clients, first, count int, page func() string) ([]cycle, time.Duration, error) {
-	out := make([]cycle, count)
-	errs := make([]error, clients)
+// rate is the block's accepted requests a second.
+func (b block) rate() float64 { return float64(len(b.lat)) / b.took.Seconds() }
+
+// runBlock sends count requests of row from clients goroutines, each
+// sending the next once it has its last answer; page names each
+// request's new page.
+func runBlock(row routeRow, clients, count int, page func() string) (block, error) {
+	sent := make([]struct {
+		lat time.Duration
+		ok  bool
+	}, count)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	errs := make([]error, clients)
 	began := time.Now()
 	for g := range clients {
 		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < count && errs[g] == nil; i = int(next.Add(1)) - 1 {
-				for _, k := range rowOrders[(first+i)%len(rowOrders)] {
-					send := rows[k].prepare(page())
-					t0 := time.Now()
-					ok, err := send()
-					out[i][k] = sent{lat: time.Since(t0), ok: ok}
-					if err != nil {
-						errs[g] = err
-						break
-					}
+			for i := int(next.Add(1)) - 1; i < count; i = int(next.Add(1)) - 1 {
+				send := row.prepare(page())
+				t0 := time.Now()
+				ok, err := send()
+				sent[i].lat, sent[i].ok = time.Since(t0), ok
+				if err != nil {
+					errs[g] = err
+					return
 				}
 			}
 		})
 	}
 	wg.Wait()
-	return out, time.Since(began), errors.Join(errs...)
+	b := block{took: time.Since(began)}
+	for _, s := range sent {
+		if s.ok {
+			b.lat = append(b.lat, s.lat)
+		} else {
+			b.refused++
+		}
+	}
+	return b, errors.Join(errs...)
 }
 
-// countAccepted is how many of cycles' requests were accepted.
-func countAccepted(cycles []cycle) int {
-	n := 0
-	for _, c := range cycles {
-		for _, s := range c {
-			if s.ok {
-				n++
+// rowBlocks are each row's blocks at one client count, by row, then by
+// round.
+type rowBlocks [][]block
+
+// runRounds runs routeRounds rounds of rows at clients, each row a block
+// of size requests a round.
+func runRounds(rows []routeRow, clients, size int, page func() string) (rowBlocks, error) {
+	out := make(rowBlocks, len(rows))
+	for round := range routeRounds {
+		for _, k := range rowOrders[round%len(rowOrders)] {
+			b, err := runBlock(rows[k], clients, size, page)
+			if err != nil {
+				return out, err
 			}
+			out[k] = append(out[k], b)
 		}
 	}
-	return n
+	return out, nil
 }
 
-// routeMix is one client count's windows.
-type routeMix struct {
-	windows [][]cycle
-	took    time.Duration
-}
-
-// add records a window's cycles and wall time.
-func (m *routeMix) add(cycles []cycle, took time.Duration) {
-	m.windows, m.took = append(m.windows, cycles), m.took+took
-}
-
-// pair is the baseline's latency and a row's in one cycle.
-type pair struct{ base, row time.Duration }
-
-// pairs are the cycles' (baseline, row k) latencies, where both were
-// accepted.
-func pairs(cycles []cycle, k int) []pair {
-	var out []pair
-	for _, c := range cycles {
-		if c[0].ok && c[k].ok {
-			out = append(out, pair{c[0].lat, c[k].lat})
-		}
+// pooledRate is Σ accepted / Σ time over blocks.
+func pooledRate(blocks []block) float64 {
+	n, took := 0, time.Duration(0)
+	for _, b := range blocks {
+		n, took = n+len(b.lat), took+b.took
 	}
-	return out
-}
-
-// pairRatio is Σ baseline latency / Σ row latency over ps (0 for none).
-func pairRatio(ps []pair) float64 {
-	var b, r time.Duration
-	for _, p := range ps {
-		b, r = b+p.base, r+p.row
-	}
-	if r == 0 {
+	if took == 0 {
 		return 0
 	}
-	return float64(b) / float64(r)
+	return float64(n) / took.Seconds()
 }
 
-// toBaseline is row k's ratio to the baseline over every window's
-// cycles, its bootstrap interval (2.5th and 97.5th percentile of the
-// ratio over resamplings of the cycles), and the median of the windows'
-// own ratios.
-func (m *routeMix) toBaseline(k int, rng *rand.Rand) (ratio, lo, hi, median float64) {
-	var all []pair
-	perWindow := make([]float64, 0, len(m.windows))
-	for _, w := range m.windows {
-		ps := pairs(w, k)
-		all = append(all, ps...)
-		if len(ps) > 0 {
-			perWindow = append(perWindow, pairRatio(ps))
-		}
-	}
-	if len(all) == 0 {
+// toBaseline is row k's pooled rate over the baseline's (row 0), its
+// bootstrap interval (2.5th and 97.5th percentile over resamplings of the
+// rounds, a round's two blocks kept together), and the median of the
+// rounds' own ratios.
+func (rb rowBlocks) toBaseline(k int, rng *rand.Rand) (ratio, lo, hi, median float64) {
+	rounds := len(rb[k])
+	if rounds == 0 || pooledRate(rb[0]) == 0 {
 		return 0, 0, 0, 0
 	}
+	perRound := make([]float64, rounds)
+	for i := range rounds {
+		perRound[i] = rb[k][i].rate() / rb[0][i].rate()
+	}
 	boot := make([]float64, resamplings)
-	draw := make([]pair, len(all))
-	for b := range boot {
-		for i := range draw {
-			draw[i] = all[rng.IntN(len(all))]
+	row, base := make([]block, rounds), make([]block, rounds)
+	for s := range boot {
+		for i := range rounds {
+			j := rng.IntN(rounds)
+			row[i], base[i] = rb[k][j], rb[0][j]
 		}
-		boot[b] = pairRatio(draw)
+		boot[s] = pooledRate(row) / pooledRate(base)
 	}
 	sort.Float64s(boot)
-	return pairRatio(all), boot[resamplings*25/1000], boot[resamplings*975/1000-1], medianOf(perWindow)
+	return pooledRate(rb[k]) / pooledRate(rb[0]), boot[resamplings*25/1000], boot[resamplings*975/1000-1], medianOf(perRound)
 }
 
 // medianOf is the median of xs (0 for none); it sorts xs.
@@ -180,61 +191,43 @@ func medianOf(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// row is row k's accepted requests' latencies, sorted, and how many of
-// its requests were not accepted.
-func (m *routeMix) row(k int) (lat []time.Duration, refused int) {
-	for _, w := range m.windows {
-		for _, c := range w {
-			if c[k].ok {
-				lat = append(lat, c[k].lat)
-			} else {
-				refused++
-			}
-		}
-	}
-	bench.SortDurations(lat)
-	return lat, refused
-}
-
 // printMixHeader says what the table is and how each figure is computed.
-func printMixHeader(per int) {
-	fmt.Printf("\nNotion routes, interleaved: at each client count %d cycles in %d windows of %d, loopback, real API server. A cycle is one request of each row,\n", per*routeWindows, routeWindows, per)
-	fmt.Println("sent back to back by one client, in one of four orders by cycle number (a b d c, b c a d, c d b a, d a c b: each row at each place,")
-	fmt.Println("and right after each other row, in a quarter of the cycles); each client takes the next cycle once it has finished its last, so every")
-	fmt.Println("row meets the same load at the same moment. Each request is a new page (one PaperSync); each window starts once the controllers have")
-	fmt.Println("written every sync's status. Running meanwhile: the NotionIntegration and PaperSync controllers in process, the integration suspended")
-	fmt.Println("(each sync costs them one status write, whatever its row); the webhook routes in process with cmd/webhook's client and cache, rate limit off.")
+func printMixHeader(requests int) {
+	fmt.Printf("\nNotion routes, each row's rate alone: at each client count %d rounds; in each round every row runs one block of max(%d, 32 × clients)\n", routeRounds, requests/routeRounds)
+	fmt.Println("requests, the rows in one of four orders by round number (a b d c, b c a d, c d b a, d a c b: each row at each place, and right after")
+	fmt.Println("each other row, in a quarter of the rounds). Loopback, real API server. In a block every client sends the row's next request once it has")
+	fmt.Println("its last answer; each request is a new page (one PaperSync). The controllers are stopped (what they do with a sync is the same")
+	fmt.Println("whatever its row: the papersync suite measures it). The routes are served by bin/webhook in its own")
+	fmt.Println("process, as a pod runs it (its own client, cache and connection to the API server), rate limit off.")
 	fmt.Println("accepted: requests answered queued (baseline: created); p50 p95 p99 mean: their latency, request sent to answer read (the sender's work,\n  the body and an event's signature or the baseline's object, is done before the clock starts).")
-	fmt.Println("to baseline = Σ baseline latency / Σ row latency over the cycles where both were accepted: with the same clients in a closed loop the rate")
-	fmt.Println("  is clients / mean latency, so this is the row's rate over the baseline's at the same load. The routes' own CPU (the webhook runs in this")
-	fmt.Println("  process) slows all four rows alike, so it is the row's extra time per request, not its rate alone on the rig.")
-	fmt.Printf("  [lo–hi]: 2.5th–97.5th percentile of that ratio over %d resamplings of the cycles with replacement (a cycle's pair kept together;\n", resamplings)
-	fmt.Println("  neighbouring cycles taken as independent). windows: the median of the same ratio computed within each window.")
-	fmt.Println("mix/s: all four rows' accepted requests over the windows' wall time (settling excluded), the rig's rate on this mix.")
-	fmt.Printf("%-8s %-36s %8s %8s %8s %8s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "to baseline [lo–hi] / windows (≥ 0.9)")
+	fmt.Println("rate/s: accepted requests over the blocks' time, each block timed from its first request sent to its last answer read.")
+	fmt.Printf("to baseline: the row's rate over bare creates'. [lo–hi]: 2.5th–97.5th percentile of that ratio over %d resamplings of the rounds\n", resamplings)
+	fmt.Println("  with replacement (a round's two blocks kept together). rounds: the median of the rounds' own ratios.")
+	fmt.Printf("%-8s %-36s %8s %8s %8s %8s %8s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s", "to baseline [lo–hi] / rounds (≥ 0.9)")
 }
 
-// printMix prints one client count's rows, the baseline first, and the
-// mix's rate.
-func printMix(clients int, rows []routeRow, m *routeMix) {
+// printMix prints one client count's rows, the baseline first.
+func printMix(clients int, rows []routeRow, rb rowBlocks) {
 	rng := rand.New(rand.NewPCG(34, uint64(clients)))
-	total := 0
 	for k, r := range rows {
-		lat, refused := m.row(k)
-		total += len(lat)
+		var lat []time.Duration
+		refused := 0
+		for _, b := range rb[k] {
+			lat, refused = append(lat, b.lat...), refused+b.refused
+		}
+		bench.SortDurations(lat)
 		ratio := "-"
 		if k > 0 {
-			v, lo, hi, med := m.toBaseline(k, rng)
+			v, lo, hi, med := rb.toBaseline(k, rng)
 			ratio = fmt.Sprintf("%.2f [%.2f–%.2f] / %.2f", v, lo, hi, med)
 		}
-		fmt.Printf("%-8d %-36s %8d %8s %8s %8s %8s   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
-			meanMs(lat), ratio)
+		fmt.Printf("%-8d %-36s %8d %8s %8s %8s %8s %8.0f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
+			meanMs(lat), pooledRate(rb[k]), ratio)
 		if refused > 0 {
 			fmt.Printf("   (%d not accepted)", refused)
 		}
 		fmt.Println()
 	}
-	fmt.Printf("%-8d %-36s %8.0f/s over %s\n", clients, "mix/s", float64(total)/m.took.Seconds(), m.took.Round(100*time.Millisecond))
 }
 
 // meanMs is the mean of d, rounded as bench.PctMs rounds.

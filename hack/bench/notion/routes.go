@@ -26,12 +26,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
+	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/internal/contract/papers"
-	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
 // The Notion routes side by side on one rig (routesTable), and the time
@@ -41,19 +40,24 @@ import (
 // benchLink is the arXiv link every request of the table carries.
 const benchLink, benchArxivID = "https://arxiv.org/abs/2301.12345", "2301.12345"
 
-// startNotionHookRig is startNotionRig with the webhook routes on a
-// client and cache of their own, as cmd/webhook builds them: the events
-// route reads its verification Secret from that cache, where the
-// manager's client reads Secrets from the API server.
-func startNotionHookRig(ctx context.Context, cfg *rest.Config, wsID string) (*notionRig, error) {
-	r, err := newNotionRig(ctx, cfg, wsID)
+// startNotionHookRig is startNotionRig with the webhook routes served by
+// bin/webhook in a process of its own, as a pod runs it (its own client,
+// cache and Go runtime): the events route reads its verification Secret
+// from that cache, where the manager's client reads Secrets from the API
+// server. The rig's Close stops it.
+func startNotionHookRig(ctx context.Context, e bench.Env, wsID string) (*notionRig, error) {
+	r, err := newNotionRig(ctx, e.Config, wsID)
 	if err != nil {
 		return nil, err
 	}
-	if r.HookCluster, err = setup.WebhookCluster(ctx, cfg, nil, []string{"default"}); err != nil {
+	hook, url, err := bench.StartWebhook(ctx, e.ControlPlane, e.Bin, r.SandboxURL, "default")
+	if err != nil {
 		r.Close()
 		return nil, err
 	}
+	closeRig := r.Close
+	r.Close = func() { hook.Stop(10 * time.Second); closeRig() }
+	r.ExternalHook = url
 	return r, r.Start(ctx)
 }
 
@@ -66,7 +70,7 @@ type routeRow struct {
 	prepare func(page string) (send func() (bool, error))
 }
 
-// routeRows are the four rows, the baseline first.
+// routeRows are the baseline and the three routes, the baseline first.
 func routeRows(ctx context.Context, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, eventSeq *atomic.Int64) []routeRow {
 	return []routeRow{
 		{name: "bare PaperSync creates (baseline)", prepare: func(page string) func() (bool, error) {
@@ -104,66 +108,22 @@ func queued(c *http.Client, req *http.Request) func() (bool, error) {
 	}
 }
 
-// routesTable runs the four rows interleaved (routemix.go) at each client
-// count, requests cycles each, and prints their latencies and each
-// route's ratio to the baseline.
-func routesTable(ctx context.Context, c client.Client, cache client.Reader, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int) error {
-	per := max(requests/routeWindows, 1)
-	printMixHeader(per)
-	var seq, eventSeq, accepted atomic.Int64
-	// The syncs of the suite's earlier parts, in the same namespace.
-	var before v1alpha1.PaperSyncList
-	if err := cache.List(ctx, &before, client.InNamespace(ni.Namespace)); err != nil {
-		return err
-	}
-	base := int64(len(before.Items))
+// routesTable runs the four rows in blocks (routemix.go) at each client
+// count, and prints their latencies and each route's rate over the
+// baseline's.
+func routesTable(ctx context.Context, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int) error {
+	printMixHeader(requests)
+	var seq, eventSeq atomic.Int64
 	rows := routeRows(ctx, c, ni, auto, ev, &eventSeq)
 	for _, clients := range []int{1, 16, 64} {
 		page := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1)) }
-		var mix routeMix
-		for w := range routeWindows {
-			cycles, took, err := runWindow(rows, clients, w*per, per, page)
-			if err != nil {
-				return err
-			}
-			mix.add(cycles, took)
-			accepted.Add(int64(countAccepted(cycles)))
-			if err := settleSyncs(ctx, cache, ni.Namespace, base+accepted.Load()); err != nil {
-				return err
-			}
-		}
-		printMix(clients, rows, &mix)
-	}
-	return nil
-}
-
-// settleSyncs waits, outside the timed windows, until the controllers have
-// written the status of every PaperSync the windows created (want in
-// all, one a request accepted), so that no window pays for the backlog of
-// the one before it: each window starts on a quiet rig.
-func settleSyncs(ctx context.Context, cache client.Reader, ns string, want int64) error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		var list v1alpha1.PaperSyncList
-		// The manager's cache: a List of the API server every poll would
-		// cost it thousands of objects' worth of work between windows.
-		if err := cache.List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+		blocks, err := runRounds(rows, clients, blockSize(requests, clients), page)
+		if err != nil {
 			return err
 		}
-		var handled int64
-		for i := range list.Items {
-			if len(list.Items[i].Status.Conditions) > 0 {
-				handled++
-			}
-		}
-		if handled >= want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the controllers handled %d of %d PaperSyncs in 5 minutes", handled, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+		printMix(clients, rows, blocks)
 	}
+	return nil
 }
 
 // seedRequest is the seed's body for page, as notionHook.post sends it.

@@ -32,19 +32,43 @@ import (
 // extra flags), pointed at the sandbox, and waits until it is ready; it
 // returns the process and the URL of its metrics.
 func StartManager(ctx context.Context, env *envtest.Environment, bin, sandboxURL string, extra ...string) (*local.Process, string, error) {
+	var metrics string
+	p, err := startOnSandbox(ctx, env, bin, "manager", sandboxURL, func(port string) []string {
+		metrics = port
+		return append([]string{"--metrics-bind-address", port}, extra...)
+	})
+	return p, "http://" + metrics + "/metrics", err
+}
+
+// StartWebhook starts the webhook binary as a pod runs it (a process, a
+// client and a cache of its own), pointed at the sandbox, with the
+// per-client rate limit off (every benchmark client shares 127.0.0.1), no
+// metrics listener, and the OAuth state Secrets in stateNamespace, and
+// waits until it is ready; it returns the process and the base URL of its
+// public listener.
+func StartWebhook(ctx context.Context, env *envtest.Environment, bin, sandboxURL, stateNamespace string) (*local.Process, string, error) {
+	var public string
+	p, err := startOnSandbox(ctx, env, bin, "webhook", sandboxURL, func(port string) []string {
+		public = "http://" + port
+		return []string{"--bind-address", port, "--public-url", public, "--metrics-bind-address", "0", "--rate-limit", "0",
+			"--state-namespace", stateNamespace, "--shutdown-delay", "0s"}
+	})
+	return p, public, err
+}
+
+// startOnSandbox starts the binary name with the flags args makes of a
+// free loopback port, every upstream pointed at the sandbox, and its
+// probes on another free port, and waits at most 30 s until it is ready.
+func startOnSandbox(ctx context.Context, env *envtest.Environment, bin, name, sandboxURL string, args func(port string) []string) (*local.Process, error) {
 	ports, err := local.FreePorts("127.0.0.1", 2)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	args := append([]string{"--metrics-bind-address", ports[0]}, extra...)
+	flags := args(ports[0])
 	for _, f := range sandbox.UpstreamFlags(sandboxURL) {
-		args = append(args, "--upstream", f)
+		flags = append(flags, "--upstream", f)
 	}
-	p, err := StartBinary(ctx, env, bin, "manager", ports[1], 30*time.Second, nil, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	return p, "http://" + ports[0] + "/metrics", nil
+	return StartBinary(ctx, env, bin, name, ports[1], 30*time.Second, nil, flags...)
 }
 
 // StartBinary starts the binary name of bin with a kubeconfig of its own

@@ -31,7 +31,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/switchboard-dev/switchboard/internal/index"
 	"github.com/switchboard-dev/switchboard/internal/oauth"
@@ -57,13 +56,19 @@ type Rig struct {
 	Mgr       ctrl.Manager
 	Engine    *oauth.Engine
 	HookURL   string
-	Calls     *APICounter
+	// SandboxURL is the sandbox's base URL, for a binary's --upstream
+	// flags (sandbox.UpstreamFlags).
+	SandboxURL string
+	Calls      *APICounter
 	// HookMetrics is the webhook server's metrics registry.
 	HookMetrics *prometheus.Registry
-	// HookCluster, when set before Start, is the webhook routes' client
-	// and cache, as cmd/webhook builds them; nil serves them on the
-	// manager's client.
-	HookCluster cluster.Cluster
+	// ExternalHook, when set before Start, is the base URL of a webhook
+	// server running elsewhere (bin/webhook, StartWebhook): Start serves
+	// none here, and HookURL is it.
+	ExternalHook string
+	// StopManager stops the manager Start started and waits until it has
+	// stopped; the webhook keeps serving.
+	StopManager func()
 	ln          net.Listener
 	// Close stops the sandbox and the listener.
 	Close func()
@@ -77,7 +82,7 @@ type Rig struct {
 func NewRig(ctx context.Context, cfg *rest.Config, box *sandbox.Server, calls *APICounter, operator func(*Rig) wire.Operator) (*Rig, error) {
 	r := &Rig{Box: box, Calls: calls}
 	sbx := httptest.NewServer(box)
-	r.Upstreams = sandbox.Upstreams(sbx.URL)
+	r.Upstreams, r.SandboxURL = sandbox.Upstreams(sbx.URL), sbx.URL
 	var err error
 	if r.ln, r.HookURL, err = ListenLoopback(); err != nil {
 		sbx.Close()
@@ -108,26 +113,39 @@ func ListenLoopback() (net.Listener, string, error) {
 	return ln, "http://" + ln.Addr().String(), nil
 }
 
-// Start serves the webhook routes and starts the manager until ctx ends.
+// Start serves the webhook routes (unless ExternalHook serves them) and
+// starts the manager until ctx ends.
 func (r *Rig) Start(ctx context.Context) error {
+	if r.ExternalHook != "" {
+		r.HookURL = r.ExternalHook
+		r.startManager(ctx)
+		return nil
+	}
 	// RateLimit is zero: the per-client limit is off, since every
 	// benchmark client shares 127.0.0.1.
 	r.HookMetrics = prometheus.NewRegistry()
-	hookClient, hookReader := r.Mgr.GetClient(), r.Mgr.GetAPIReader()
-	if r.HookCluster != nil {
-		hookClient, hookReader = r.HookCluster.GetClient(), r.HookCluster.GetAPIReader()
-		go func() { _ = r.HookCluster.Start(ctx) }()
-	}
 	hook, err := webhook.NewServer(webhook.Options{Log: logr.Discard(), Registerer: r.HookMetrics},
-		webhook.Deps{Client: hookClient, APIReader: hookReader, Upstreams: r.Upstreams, Outbound: r.Out, Log: logr.Discard(),
+		webhook.Deps{Client: r.Mgr.GetClient(), APIReader: r.Mgr.GetAPIReader(), Upstreams: r.Upstreams, Outbound: r.Out, Log: logr.Discard(),
 			PublicURL: r.HookURL, StateNamespace: "default"}, webhook.Families()...)
 	if err != nil {
 		r.Close()
 		return err
 	}
 	go func() { _ = hook.Serve(ctx, r.ln) }()
-	go func() { _ = r.Mgr.Start(ctx) }()
+	r.startManager(ctx)
 	return nil
+}
+
+// startManager starts the manager until ctx ends or StopManager is
+// called.
+func (r *Rig) startManager(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = r.Mgr.Start(ctx)
+	}()
+	r.StopManager = func() { cancel(); <-stopped }
 }
 
 // CreateSecrets creates the Secrets of data (name → string data) in ns.
