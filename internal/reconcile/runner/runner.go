@@ -242,6 +242,17 @@ func (r *Runner[T]) finish(ctx context.Context, obj T, out Outcome) ctrl.Result 
 	if out.err != nil {
 		msg = out.err.Error()
 	}
+	if out.kind == kindTransient && apierrors.IsConflict(out.err) {
+		// A conflict is the API server asking for a fresh read: another
+		// writer (a sweep, a link sharing the same Secret) changed the
+		// object this phase wrote since it was read. It says nothing of
+		// the object, so status keeps what it said (a serving link
+		// marked Ready=False would answer 503 for a moment), the attempt
+		// is not counted, and the object comes back after the schedule's
+		// first wait, from a fresh read.
+		log.FromContext(ctx).V(1).Info("a write met a newer version; reading again", "error", out.err.Error())
+		return ctrl.Result{RequeueAfter: r.schedule().Delay(1)}
+	}
 	if out.Failed() {
 		r.logOnce(ctx, obj, out, msg)
 	}

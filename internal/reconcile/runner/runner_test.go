@@ -314,6 +314,65 @@ func TestTransientFailuresBackOffAndSuccessResetsThem(t *testing.T) {
 	}
 }
 
+// A phase whose write met a newer version of what it wrote (a sweep wrote
+// the same object meanwhile) has learnt nothing about the object: a Ready
+// object stays Ready, nothing is logged as a failure, and the attempt is
+// not counted, so the next real failure starts the schedule afresh.
+func TestAConflictIsReadAgainNotShownAsAFailure(t *testing.T) {
+	key := newStock(t, false)
+	ctx, buf := logged()
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	var out runner.Outcome
+	r := newRunner(clk, func(context.Context, *v1alpha1.SlideStock, *runner.Run) runner.Outcome { return out })
+	r.Transient = outbound.Schedule{Base: time.Second, Max: 5 * time.Minute, Jitter: outbound.NoJitter}
+	if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil || !status.IsTrue(get(t, key), v1alpha1.ReadyCondition) {
+		t.Fatalf("the first reconcile: %v, Ready %+v", err, status.Get(get(t, key), v1alpha1.ReadyCondition))
+	}
+
+	// A real conflict: the phase writes a copy that another writer has
+	// changed since it was read.
+	stale := get(t, key)
+	fresh := stale.DeepCopy()
+	fresh.Annotations = map[string]string{"another": "writer"}
+	if err := env.Client.Update(context.Background(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	stale.Annotations = map[string]string{"this": "phase"}
+	err := env.Client.Update(context.Background(), stale)
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("the stale write: %v, want a conflict", err)
+	}
+	out = runner.Transient(v1alpha1.UpstreamUnavailableReason, errors.Join(errors.New("update the object"), err))
+	for i := range 2 {
+		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequeueAfter != time.Second {
+			t.Fatalf("conflict %d requeued after %v, want the schedule's first wait, 1s", i+1, res.RequeueAfter)
+		}
+	}
+	if c := status.Get(get(t, key), v1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("after a conflict, Ready %+v, want it as it was (True)", c)
+	}
+	if strings.Contains(buf.String(), "reconcile failed") {
+		t.Fatalf("a conflict was logged as a failure:\n%s", buf.String())
+	}
+
+	// A failure that is not a conflict is one, and the first one.
+	out = runner.Transient(v1alpha1.UpstreamUnavailableReason, errors.New("down"))
+	res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != time.Second {
+		t.Fatalf("the first failure after two conflicts requeued after %v, want 1s: the conflicts were counted", res.RequeueAfter)
+	}
+	if c := status.Get(get(t, key), v1alpha1.ReadyCondition); c == nil || c.Status != metav1.ConditionFalse || c.Message != "down" {
+		t.Fatalf("after a failure, Ready %+v, want False with its message", c)
+	}
+}
+
 func TestSuspendRunsNoPhaseAndSaysSo(t *testing.T) {
 	key := newStock(t, true)
 	var pl phaseLog
