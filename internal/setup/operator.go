@@ -47,6 +47,7 @@ func WebhookCluster(ctx context.Context, cfg *rest.Config, watch, own []string, 
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = scheme
 		o.Cache = WebhookScope(watch, own).CacheOptions(scheme)
+		o.NewClient = newRecordsClient
 		for _, f := range opts {
 			f(o)
 		}

@@ -60,7 +60,10 @@ type Route struct {
 type Deps struct {
 	// Client reads through the informer cache (with the field indexes of
 	// package index; Secrets only the managed-by ones of the webhook's own
-	// and the link namespace) and writes to the API server.
+	// and the link namespace) and writes to the API server. Built by
+	// setup.WebhookCluster, it stores a route's records (PaperSync,
+	// SheetSync) without reading them back: the object created keeps what
+	// was sent.
 	Client client.Client
 	// APIReader reads straight from the API server: what must be seen the
 	// moment it was written (a resource just applied, a state, a session).
