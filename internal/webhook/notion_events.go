@@ -231,7 +231,7 @@ func (d Deps) routeEvent(w http.ResponseWriter, r *http.Request, items []v1alpha
 		return d.eventIgnored(w, r, pageID, reason, "no integration of this workspace acts on the event")
 	}
 	d.countNotion(routeEvents, "queued", "")
-	WriteJSON(w, http.StatusOK, map[string]any{"success": true, "status": "queued", "page_id": pageID, "paper_syncs": queued})
+	WriteJSON(w, http.StatusOK, notionAnswer{Success: true, Status: "queued", PageID: pageID, PaperSyncs: queued})
 	return nil
 }
 

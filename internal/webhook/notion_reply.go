@@ -77,10 +77,26 @@ func (p notionReply) ignored(reason, message string) error {
 // "ignored" answers.
 func (d Deps) answerIgnored(w http.ResponseWriter, route, pageID, reason, message string) error {
 	d.countNotion(route, "ignored", reason)
-	WriteJSON(w, http.StatusOK, map[string]any{
-		"success": true, "status": "ignored", "reason": reason, "message": message, "page_id": pageID,
-	})
+	WriteJSON(w, http.StatusOK, notionAnswer{Success: true, Status: "ignored", Reason: reason, Message: message, PageID: pageID})
 	return nil
+}
+
+// notionAnswer is the body of a Notion route's 2xx answer: queued, with
+// what was stored, or ignored, with the reason. A struct, not a map: the
+// answer is written for every event, and a map's encoding sorts its keys
+// and reflects on each value.
+type notionAnswer struct {
+	Success bool   `json:"success"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	PageID  string `json:"page_id"`
+	ArxivID string `json:"arxiv_id,omitempty"`
+	// PaperSync is the Automation route's record; PaperSyncs the
+	// connection webhook's, one per integration of the workspace.
+	PaperSync  string   `json:"paper_sync,omitempty"`
+	PaperSyncs []string `json:"paper_syncs,omitempty"`
+	AcceptedAt string   `json:"accepted_at,omitempty"`
 }
 
 // otherDatabase reports that id names a database other than the
@@ -116,10 +132,8 @@ func (p notionReply) queue(ps *v1alpha1.PaperSync) error {
 	if p.native {
 		code = http.StatusOK
 	}
-	WriteJSON(p.w, code, map[string]any{
-		"success": true, "status": "queued", "page_id": p.pageID, "arxiv_id": ps.Spec.ArxivID, "paper_sync": ps.Name,
-		"accepted_at": p.d.now().UTC().Format(time.RFC3339Nano),
-	})
+	WriteJSON(p.w, code, notionAnswer{Success: true, Status: "queued", PageID: p.pageID, ArxivID: ps.Spec.ArxivID, PaperSync: ps.Name,
+		AcceptedAt: p.d.now().UTC().Format(time.RFC3339Nano)})
 	return nil
 }
 
