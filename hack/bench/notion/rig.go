@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
 	"github.com/switchboard-dev/switchboard/internal/controller/papersync"
 	"github.com/switchboard-dev/switchboard/internal/reconcile/wire"
@@ -35,6 +36,8 @@ type notionRig struct {
 	*bench.Rig
 	notion *sandbox.Notion
 	ws     sandbox.NotionWorkspace
+	// hook is bin/webhook's process, when it serves the routes.
+	hook *local.Process
 }
 
 // startNotionRig starts the rig on cfg until ctx ends; wsID names the

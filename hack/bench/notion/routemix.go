@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 )
 
 // The routes table's design: each row's rate alone, in blocks. At each
@@ -72,12 +73,29 @@ func blockSize(requests, clients int) int {
 }
 
 // block is one row's block: its accepted requests' latencies, how many
-// were not accepted, and its time, first request sent to last answer
-// read.
+// were not accepted, its time, first request sent to last answer read,
+// and the CPU time the machine and the webhook used meanwhile.
 type block struct {
 	lat     []time.Duration
 	refused int
 	took    time.Duration
+	cpu     cpuUse
+}
+
+// cpuUse is CPU time used: by every process of the machine (the API
+// server, etcd, the webhook, the bench), and by the webhook alone.
+type cpuUse struct{ machine, hook time.Duration }
+
+func (a cpuUse) sub(b cpuUse) cpuUse { return cpuUse{a.machine - b.machine, a.hook - b.hook} }
+func (a cpuUse) add(b cpuUse) cpuUse { return cpuUse{a.machine + b.machine, a.hook + b.hook} }
+
+// cpuMeter reads the CPU time used so far by the machine and by the
+// webhook's process.
+type cpuMeter func() cpuUse
+
+// processMeter is the meter of the machine and of hook.
+func processMeter(hook *local.Process) cpuMeter {
+	return func() cpuUse { return cpuUse{machine: local.MachineBusy(), hook: hook.CPUTime()} }
 }
 
 // rate is the block's accepted requests a second.
@@ -86,7 +104,7 @@ func (b block) rate() float64 { return float64(len(b.lat)) / b.took.Seconds() }
 // runBlock sends count requests of row from clients goroutines, each
 // sending the next once it has its last answer; page names each
 // request's new page.
-func runBlock(row routeRow, clients, count int, page func() string) (block, error) {
+func runBlock(row routeRow, clients, count int, page func() string, meter cpuMeter) (block, error) {
 	sent := make([]struct {
 		lat time.Duration
 		ok  bool
@@ -94,6 +112,7 @@ func runBlock(row routeRow, clients, count int, page func() string) (block, erro
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, clients)
+	used := meter()
 	began := time.Now()
 	for g := range clients {
 		wg.Go(func() {
@@ -110,7 +129,7 @@ func runBlock(row routeRow, clients, count int, page func() string) (block, erro
 		})
 	}
 	wg.Wait()
-	b := block{took: time.Since(began)}
+	b := block{took: time.Since(began), cpu: meter().sub(used)}
 	for _, s := range sent {
 		if s.ok {
 			b.lat = append(b.lat, s.lat)
@@ -127,11 +146,11 @@ type rowBlocks [][]block
 
 // runRounds runs routeRounds rounds of rows at clients, each row a block
 // of size requests a round.
-func runRounds(rows []routeRow, clients, size int, page func() string) (rowBlocks, error) {
+func runRounds(rows []routeRow, clients, size int, page func() string, meter cpuMeter) (rowBlocks, error) {
 	out := make(rowBlocks, len(rows))
 	for round := range routeRounds {
 		for _, k := range rowOrders[round%len(rowOrders)] {
-			b, err := runBlock(rows[k], clients, size, page)
+			b, err := runBlock(rows[k], clients, size, page, meter)
 			if err != nil {
 				return out, err
 			}
@@ -151,6 +170,19 @@ func pooledRate(blocks []block) float64 {
 		return 0
 	}
 	return float64(n) / took.Seconds()
+}
+
+// cpuPerRequest is the machine's and the webhook's CPU time per
+// accepted request over blocks.
+func cpuPerRequest(blocks []block) cpuUse {
+	n, used := 0, cpuUse{}
+	for _, b := range blocks {
+		n, used = n+len(b.lat), used.add(b.cpu)
+	}
+	if n == 0 {
+		return cpuUse{}
+	}
+	return cpuUse{used.machine / time.Duration(n), used.hook / time.Duration(n)}
 }
 
 // toBaseline is row k's pooled rate over the baseline's (row 0), its
@@ -203,7 +235,11 @@ func printMixHeader(requests int) {
 	fmt.Println("rate/s: accepted requests over the blocks' time, each block timed from its first request sent to its last answer read.")
 	fmt.Printf("to baseline: the row's rate over bare creates'. [lo–hi]: 2.5th–97.5th percentile of that ratio over %d resamplings of the rounds\n", resamplings)
 	fmt.Println("  with replacement (a round's two blocks kept together). rounds: the median of the rounds' own ratios.")
-	fmt.Printf("%-8s %-36s %8s %8s %8s %8s %8s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s", "to baseline [lo–hi] / rounds (≥ 0.9)")
+	fmt.Println("CPU ms/req: CPU time the whole machine used during the row's blocks (API server, etcd, webhook, bench; /proc/stat), per accepted")
+	fmt.Println("  request, and [the least–the most of its blocks]; webhook: bin/webhook's own share (/proc/PID/stat). Where the rig is saturated the")
+	fmt.Println("  rate follows the machine's CPU per request; the blocks' spread is the API server's, whatever the row.")
+	fmt.Printf("%-8s %-36s %8s %8s %8s %8s %8s %8s %20s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s",
+		"CPU ms/req [blocks]", "webhook", "to baseline [lo–hi] / rounds (≥ 0.9)")
 }
 
 // printMix prints one client count's rows, the baseline first.
@@ -221,8 +257,9 @@ func printMix(clients int, rows []routeRow, rb rowBlocks) {
 			v, lo, hi, med := rb.toBaseline(k, rng)
 			ratio = fmt.Sprintf("%.2f [%.2f–%.2f] / %.2f", v, lo, hi, med)
 		}
-		fmt.Printf("%-8d %-36s %8d %8s %8s %8s %8s %8.0f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
-			meanMs(lat), pooledRate(rb[k]), ratio)
+		cpu := cpuPerRequest(rb[k])
+		fmt.Printf("%-8d %-36s %8d %8s %8s %8s %8s %8.0f %20s %8.2f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
+			meanMs(lat), pooledRate(rb[k]), fmt.Sprintf("%.2f [%s]", ms(cpu.machine), blockSpread(rb[k])), ms(cpu.hook), ratio)
 		if refused > 0 {
 			fmt.Printf("   (%d not accepted)", refused)
 		}
@@ -236,4 +273,23 @@ func meanMs(d []time.Duration) string {
 		return "-"
 	}
 	return bench.PctMs([]time.Duration{bench.MeanD(d)}, 50)
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// blockSpread is the least and the most machine CPU per request of
+// blocks, in milliseconds.
+func blockSpread(blocks []block) string {
+	lo, hi := 0.0, 0.0
+	for i, b := range blocks {
+		v := ms(cpuPerRequest([]block{b}).machine)
+		if i == 0 || v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	return fmt.Sprintf("%.1f–%.1f", lo, hi)
 }

@@ -57,7 +57,7 @@ func startNotionHookRig(ctx context.Context, e bench.Env, wsID string) (*notionR
 	}
 	closeRig := r.Close
 	r.Close = func() { hook.Stop(10 * time.Second); closeRig() }
-	r.ExternalHook = url
+	r.ExternalHook, r.hook = url, hook
 	return r, r.Start(ctx)
 }
 
@@ -111,13 +111,13 @@ func queued(c *http.Client, req *http.Request) func() (bool, error) {
 // routesTable runs the four rows in blocks (routemix.go) at each client
 // count, and prints their latencies and each route's rate over the
 // baseline's.
-func routesTable(ctx context.Context, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int) error {
+func routesTable(ctx context.Context, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int, meter cpuMeter) error {
 	printMixHeader(requests)
 	var seq, eventSeq atomic.Int64
 	rows := routeRows(ctx, c, ni, auto, ev, &eventSeq)
 	for _, clients := range []int{1, 16, 64} {
 		page := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1)) }
-		blocks, err := runRounds(rows, clients, blockSize(requests, clients), page)
+		blocks, err := runRounds(rows, clients, blockSize(requests, clients), page, meter)
 		if err != nil {
 			return err
 		}

@@ -141,3 +141,58 @@ func (p *Process) statusKB(field string) int64 {
 	}
 	return -1
 }
+
+// userHZ is the unit of the CPU times in /proc (USER_HZ, which the kernel
+// fixes at 100 on every architecture Go runs on Linux).
+const userHZ = 100
+
+// CPUTime is the CPU time the process has used, user and system
+// (/proc/PID/stat), to 1/100 s; -1 when it cannot be read.
+func (p *Process) CPUTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command name, which may hold spaces, in
+	// parentheses: utime and stime are the 12th and 13th.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return -1
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(ut+st) * time.Second / userHZ
+}
+
+// MachineBusy is the CPU time every core of the machine has spent busy
+// since boot (/proc/stat: every state but idle, iowait and steal), to 1/100 s;
+// -1 when it cannot be read. Over an interval it is what every process
+// used together.
+func MachineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return -1
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return -1
+		}
+		// user nice system idle iowait irq softirq steal guest
+		// guest_nice: steal is another guest's, guest is in user already.
+		if i != 3 && i != 4 && i < 7 {
+			busy += n
+		}
+	}
+	return time.Duration(busy) * time.Second / userHZ
+}
