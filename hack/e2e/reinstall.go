@@ -70,6 +70,17 @@ func (e *e2e) reinstall(ctx context.Context) error {
 	if err := e.waitRouted(ctx); err != nil {
 		return err
 	}
+	// The load's keep-alive connections from before went through the old
+	// Service, which helm uninstall deletes before the Deployment (helm's
+	// UninstallOrder): the old pods' closing of them may never reach the
+	// sender, and a request on one waits for its timeout. A sender whose
+	// Service was deleted starts with new connections, as the load's now
+	// do.
+	l, err := e.loadGen(ctx)
+	if err != nil {
+		return err
+	}
+	l.hc.CloseIdleConnections()
 	return e.underLoad(ctx, "the new release", func(context.Context) error { return nil })
 }
 
