@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 )
 
 // hostState is what the node can change on the machine, listed so that a
@@ -193,14 +195,8 @@ func ancestors() map[int]bool {
 	m := map[int]bool{}
 	for pid := os.Getpid(); pid > 1 && !m[pid]; {
 		m[pid] = true
-		stat := readFile(fmt.Sprintf("/proc/%d/stat", pid))
-		// "pid (comm) state ppid …"; comm may hold spaces.
-		i := strings.LastIndexByte(stat, ')')
-		if i < 0 {
-			break
-		}
-		f := strings.Fields(stat[i+1:])
-		if len(f) < 2 {
+		f, err := local.StatFields(pid) // state, ppid, …
+		if err != nil || len(f) < 2 {
 			break
 		}
 		pid, _ = strconv.Atoi(f[1])

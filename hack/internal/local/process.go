@@ -146,18 +146,28 @@ func (p *Process) statusKB(field string) int64 {
 // fixes at 100 on every architecture Go runs on Linux).
 const userHZ = 100
 
+// StatFields are the fields of /proc/PID/stat after the command name,
+// which may hold spaces, in parentheses: the state first, then the
+// parent's pid (proc(5) numbers them from 3).
+func StatFields(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat names no command", pid)
+	}
+	return strings.Fields(s[i+1:]), nil
+}
+
 // CPUTime is the CPU time the process has used, user and system
 // (/proc/PID/stat), to 1/100 s; -1 when it cannot be read.
 func (p *Process) CPUTime() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
-	if err != nil {
-		return -1
-	}
-	// The fields after the command name, which may hold spaces, in
-	// parentheses: utime and stime are the 12th and 13th.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
+	// utime and stime are the 12th and 13th fields after the command.
+	f, err := StatFields(p.Pid())
+	if err != nil || len(f) < 13 {
 		return -1
 	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
