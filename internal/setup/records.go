@@ -19,6 +19,8 @@ package setup
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,8 +43,9 @@ var recordKinds = []client.Object{&v1alpha1.PaperSync{}, &v1alpha1.SheetSync{}}
 // status read and the object in its body not decoded: decoding it (its
 // managedFields too) was a sixth of the webhook's CPU per event in the
 // Notion benchmark (hack/bench -suite notion). Such a Create leaves obj
-// as it was sent: no resourceVersion, no UID. Every other call is the
-// client's own.
+// as it was sent: no resourceVersion, no UID. Those creates go over
+// HTTP/1.1 connections of their own (recordsHTTPClient). Every other call
+// is the client's own.
 type recordsClient struct {
 	client.Client
 	kinds map[schema.GroupVersionKind]*recordREST
@@ -79,6 +82,10 @@ func newRecordsClient(config *rest.Config, opts client.Options) (client.Client, 
 	if err != nil {
 		return nil, err
 	}
+	httpc, err := recordsHTTPClient(config, recordConns)
+	if err != nil {
+		return nil, err
+	}
 	codecs := serializer.NewCodecFactory(opts.Scheme)
 	rc := &recordsClient{Client: c, kinds: map[schema.GroupVersionKind]*recordREST{}}
 	for _, obj := range recordKinds {
@@ -91,7 +98,7 @@ func newRecordsClient(config *rest.Config, opts client.Options) (client.Client, 
 			if err != nil {
 				return nil, "", err
 			}
-			r, err := apiutil.RESTClientForGVK(gvk, true, false, config, codecs, opts.HTTPClient)
+			r, err := apiutil.RESTClientForGVK(gvk, true, false, config, codecs, httpc)
 			return r, m.Resource.Resource, err
 		}}
 	}
@@ -110,4 +117,71 @@ func (c *recordsClient) Create(ctx context.Context, obj client.Object, opts ...c
 		return fmt.Errorf("the REST client of %s: %w", gvk.Kind, err)
 	}
 	return rc.Post().Namespace(obj.GetNamespace()).Resource(resource).Body(obj).Do(ctx).Error()
+}
+
+// recordConns is how many record creates the webhook sends at once, and
+// so how many HTTP/1.1 connections they hold to the API server at most;
+// a create beyond waits for one to end, or for its request's context.
+const recordConns = 64
+
+// recordsHTTPClient is the HTTP client of the record creates: config's,
+// but on HTTP/1.1, at most limit requests at once. A route's creates are
+// many small independent requests at once (every event a person's
+// automation sends); over HTTP/2 they would share the one connection the
+// rest of the client uses, and each cost the API server more: in the
+// Notion benchmark (hack/bench -suite notion) bare creates over HTTP/1.1
+// ran 1.06–1.21 times as many a second as over HTTP/2, the same run.
+// client-go offers HTTP/2 only if NextProtos allows it.
+func recordsHTTPClient(config *rest.Config, limit int) (*http.Client, error) {
+	cfg := rest.CopyConfig(config)
+	cfg.NextProtos = []string{"http/1.1"}
+	slots := make(chan struct{}, limit)
+	wrap := cfg.WrapTransport
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if wrap != nil {
+			rt = wrap(rt)
+		}
+		return &boundedTransport{next: rt, slots: slots}
+	}
+	return rest.HTTPClientFor(cfg)
+}
+
+// boundedTransport sends at most cap(slots) requests at once: a request
+// holds a slot from its send until its answer's body is closed (its
+// connection is free again then), or until it fails.
+type boundedTransport struct {
+	next  http.RoundTripper
+	slots chan struct{}
+}
+
+// RoundTrip takes a free slot, or waits for one until req's context ends.
+func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case t.slots <- struct{}{}:
+	default: // every slot is taken: wait, unless the request is already over
+		select {
+		case t.slots <- struct{}{}:
+		case <-req.Context().Done():
+			return nil, fmt.Errorf("waiting for one of %d connections to the API server: %w", cap(t.slots), req.Context().Err())
+		}
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		<-t.slots
+		return nil, err
+	}
+	resp.Body = &slotBody{ReadCloser: resp.Body, release: sync.OnceFunc(func() { <-t.slots })}
+	return resp, nil
+}
+
+// slotBody is an answer's body that frees its request's slot once closed.
+type slotBody struct {
+	io.ReadCloser
+	release func()
+}
+
+// Close closes the body and frees the slot.
+func (b *slotBody) Close() error {
+	defer b.release()
+	return b.ReadCloser.Close()
 }
