@@ -17,7 +17,11 @@ limitations under the License.
 package local
 
 import (
+	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,4 +59,66 @@ func TestCPUTimesGrowWithABusyProcess(t *testing.T) {
 	if grew := MachineBusy() - machine0; grew+ticks < used {
 		t.Fatalf("the machine's busy time grew by %v, less than the busy process's own %v", grew, used)
 	}
+}
+
+// A child process is found by its name, and pinned to one CPU and back to
+// all of them, every thread: what the Notion routes table does to the
+// control plane and to the clients.
+func TestChildrenArePinnedToCPUs(t *testing.T) {
+	logf, err := os.CreateTemp(t.TempDir(), "sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Run("sleep", "sleep", logf, "60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	found, err := Children(os.Getpid(), "etcd", "sleep")
+	if err != nil || !slices.Contains(found, p.Pid()) {
+		t.Fatalf("children named sleep: %v, %v; want %d among them", found, err, p.Pid())
+	}
+	if other, _ := Children(os.Getpid(), "etcd"); slices.Contains(other, p.Pid()) {
+		t.Fatalf("children named etcd: %v, the sleep %d among them", other, p.Pid())
+	}
+	cpus, err := CPUs()
+	if err != nil || len(cpus) == 0 {
+		t.Fatalf("this process's CPUs: %v, %v", cpus, err)
+	}
+	for _, want := range [][]int{cpus[len(cpus)-1:], cpus} {
+		if err := Pin(p.Pid(), want); err != nil {
+			t.Fatal(err)
+		}
+		if got := allowed(t, p.Pid()); !slices.Equal(got, want) {
+			t.Fatalf("pinned to %v, the process may run on %v", want, got)
+		}
+	}
+}
+
+// allowed is the CPUs pid may run on, from /proc/PID/status.
+func allowed(t *testing.T, pid int) []int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			var out []int
+			for _, r := range strings.Split(strings.TrimSpace(v), ",") {
+				lo, hi, isRange := strings.Cut(r, "-")
+				a, _ := strconv.Atoi(lo)
+				b := a
+				if isRange {
+					b, _ = strconv.Atoi(hi)
+				}
+				for c := a; c <= b; c++ {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+	}
+	t.Fatal("no Cpus_allowed_list")
+	return nil
 }
