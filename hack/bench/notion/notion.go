@@ -104,7 +104,7 @@ func benchNotion(e bench.Env, requests, pages, burst int) error {
 	// The controllers stop for the table (routemix.go says why): each
 	// request is one PaperSync created, whatever its row.
 	rig.StopManager()
-	if err := routesTable(ctx, c, ni, hook, events, requests, processMeter(rig.hook)); err != nil {
+	if err := routesTable(ctx, e.Config, c, ni, hook, events, requests, rig.hook); err != nil {
 		return err
 	}
 	fmt.Fprintln(os.Stderr)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,12 +31,12 @@ import (
 )
 
 // The routes table's design: each row's rate alone, in blocks. At each
-// client count the four rows take turns, one block each per round, in
-// one of four orders by round number (a Williams design: each row at
-// each place, and right after each other row, in one round of four), so
-// that a drift of the rig weighs on every row alike. A block is a row's
-// requests from every client until the block's count is sent, timed from
-// its first request to its last answer.
+// client count the five rows take turns, one block each per round, in
+// one of ten orders by round number (a Williams design: over the ten
+// rounds each row is at each place twice, and right after each other row
+// twice), so that a drift of the rig weighs on every row alike. A block
+// is a row's requests from every client until the block's count is sent,
+// timed from its first request to its last answer.
 //
 // The controllers are stopped for the table: what they do with a
 // PaperSync is the same whichever row made it, and the papersync suite
@@ -52,25 +53,48 @@ import (
 // read 0.77–0.94 at 64 clients from run to run; served by bin/webhook,
 // 0.45–0.83; and 1.35–1.49 with the webhook on HTTP/1.1 (a connection per
 // request), the route's code unchanged.
+//
+// Each block starts from the same store: the PaperSyncs of the block
+// before are deleted, untimed. Kept, the table's own creates (about
+// 100,000 at the default size) grew the API server's heap past 1 GB; its
+// garbage collection, a cycle every few seconds of the 64 clients' rows,
+// fell into some blocks and not others, and a block's CPU a request ran
+// from 2.2 to 6.8 ms whatever its row.
+//
+// The control plane (kube-apiserver and etcd) runs on half the machine's
+// CPUs and the clients (the bench and bin/webhook) on the other half
+// (cpus.go), as a cluster's control plane and its workers run on nodes
+// of their own: shared, the webhook's CPU was taken from the API server's
+// and the bench's client's from both, which no cluster does.
 
-// routeRounds is how many blocks each row runs at each client count.
-const routeRounds = 8
+// routeRounds is how many blocks each row runs at each client count: one
+// Williams design of five rows.
+const routeRounds = 10
 
 // resamplings is how many bootstrap resamplings of the rounds the
 // interval of each ratio is read from.
 const resamplings = 2000
 
-// rowOrders are the orders of the four rows in a round, by round number
-// mod 4.
-var rowOrders = [4][4]int{{0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}}
+// rowOrders are the orders of the five rows in a round, by round number
+// mod 10: a cyclic Latin square from 0 1 4 2 3 and its mirror.
+var rowOrders = [10][5]int{
+	{0, 1, 4, 2, 3}, {1, 2, 0, 3, 4}, {2, 3, 1, 4, 0}, {3, 4, 2, 0, 1}, {4, 0, 3, 1, 2},
+	{3, 2, 4, 1, 0}, {4, 3, 0, 2, 1}, {0, 4, 1, 3, 2}, {1, 0, 2, 4, 3}, {2, 1, 3, 0, 4},
+}
 
 // blockSize is how many requests a block of clients sends: requests over
-// the rounds, and at least 32 a client, so that a block is a steady
-// stream of a second or more, not a burst (at 8 a client, the ratios at
-// 16 clients read 0.72–0.96 from run to run).
+// the rounds, and at least 32 a client and 256 in all, up to 1,024, so
+// that a block is a steady stream of a second or more at every client
+// count, not a burst (at 8 a client, the ratios at 16 clients read
+// 0.72–0.96 from run to run; at one client, a run with blocks of 100 read
+// 0.73–0.85 and one with blocks of 200 0.89–0.92, the same build).
 func blockSize(requests, clients int) int {
-	return max(requests/routeRounds, 32*clients)
+	return max(requests/routeRounds, min(max(32*clients, minBlock), maxBlock))
 }
+
+// minBlock and maxBlock bound a block's requests, unless requests over
+// the rounds is more.
+const minBlock, maxBlock = 256, 1024
 
 // block is one row's block: its accepted requests' latencies, how many
 // were not accepted, its time, first request sent to last answer read,
@@ -145,8 +169,8 @@ func runBlock(row routeRow, clients, count int, page func() string, meter cpuMet
 type rowBlocks [][]block
 
 // runRounds runs routeRounds rounds of rows at clients, each row a block
-// of size requests a round.
-func runRounds(rows []routeRow, clients, size int, page func() string, meter cpuMeter) (rowBlocks, error) {
+// of size requests a round, and reset after each block, untimed.
+func runRounds(rows []routeRow, clients, size int, page func() string, meter cpuMeter, reset func() error) (rowBlocks, error) {
 	out := make(rowBlocks, len(rows))
 	for round := range routeRounds {
 		for _, k := range rowOrders[round%len(rowOrders)] {
@@ -155,6 +179,9 @@ func runRounds(rows []routeRow, clients, size int, page func() string, meter cpu
 				return out, err
 			}
 			out[k] = append(out[k], b)
+			if err := reset(); err != nil {
+				return out, err
+			}
 		}
 	}
 	return out, nil
@@ -223,22 +250,32 @@ func medianOf(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// printMixHeader says what the table is and how each figure is computed.
-func printMixHeader(requests int) {
-	fmt.Printf("\nNotion routes, each row's rate alone: at each client count %d rounds; in each round every row runs one block of max(%d, 32 × clients)\n", routeRounds, requests/routeRounds)
-	fmt.Println("requests, the rows in one of four orders by round number (a b d c, b c a d, c d b a, d a c b: each row at each place, and right after")
-	fmt.Println("each other row, in a quarter of the rounds). Loopback, real API server. In a block every client sends the row's next request once it has")
-	fmt.Println("its last answer; each request is a new page (one PaperSync). The controllers are stopped (what they do with a sync is the same")
-	fmt.Println("whatever its row: the papersync suite measures it). The routes are served by bin/webhook in its own")
-	fmt.Println("process, as a pod runs it (its own client, cache and connection to the API server), rate limit off.")
+// printMixHeader says what the table is and how each figure is computed;
+// split says where the control plane and the clients run.
+func printMixHeader(requests int, split string) {
+	orders := make([]string, len(rowOrders))
+	for i, o := range rowOrders {
+		letters := make([]string, len(o))
+		for j, k := range o {
+			letters[j] = string(rune('a' + k))
+		}
+		orders[i] = strings.Join(letters, " ")
+	}
+	fmt.Printf("\nNotion routes, each row's rate alone: at each client count %d rounds; in each round every row runs one block of requests,\n", routeRounds)
+	fmt.Printf("max(%d, 32 × clients within %d–%d), the rows in one of ten orders by round number (%s:\n", requests/routeRounds, minBlock, maxBlock, strings.Join(orders, ", "))
+	fmt.Println("each row at each place, and right after each other row, twice). Loopback, real API server. In a block every client sends the row's next")
+	fmt.Println("request once it has its last answer; each request is a new page (one PaperSync). After each block its PaperSyncs are deleted, untimed:")
+	fmt.Println("every block starts from the same store. The controllers are stopped (what they do with a sync is the same whatever its row: the")
+	fmt.Println("papersync suite measures it). The routes are served by bin/webhook in its own process, as a pod runs it (its own client, cache and")
+	fmt.Println("connections to the API server: its PaperSync creates over HTTP/1.1, as row b's), rate limit off.")
+	fmt.Printf("CPUs: %s.\n", split)
 	fmt.Println("accepted: requests answered queued (baseline: created); p50 p95 p99 mean: their latency, request sent to answer read (the sender's work,\n  the body and an event's signature or the baseline's object, is done before the clock starts).")
 	fmt.Println("rate/s: accepted requests over the blocks' time, each block timed from its first request sent to its last answer read.")
-	fmt.Printf("to baseline: the row's rate over bare creates'. [lo–hi]: 2.5th–97.5th percentile of that ratio over %d resamplings of the rounds\n", resamplings)
-	fmt.Println("  with replacement (a round's two blocks kept together). rounds: the median of the rounds' own ratios.")
+	fmt.Printf("to baseline: the row's rate over bare creates' (row a, client-go's HTTP/2). [lo–hi]: 2.5th–97.5th percentile of that ratio over %d\n", resamplings)
+	fmt.Println("  resamplings of the rounds with replacement (a round's two blocks kept together). rounds: the median of the rounds' own ratios.")
 	fmt.Println("CPU ms/req: CPU time the whole machine used during the row's blocks (API server, etcd, webhook, bench; /proc/stat), per accepted")
-	fmt.Println("  request, and [the least–the most of its blocks]; webhook: bin/webhook's own share (/proc/PID/stat). Where the rig is saturated the")
-	fmt.Println("  rate follows the machine's CPU per request; the blocks' spread is the API server's, whatever the row.")
-	fmt.Printf("%-8s %-36s %8s %8s %8s %8s %8s %8s %20s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s",
+	fmt.Println("  request, and [the least–the most of its blocks]; webhook: bin/webhook's own share (/proc/PID/stat).")
+	fmt.Printf("%-8s %-38s %8s %8s %8s %8s %8s %8s %20s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s",
 		"CPU ms/req [blocks]", "webhook", "to baseline [lo–hi] / rounds (≥ 0.9)")
 }
 
@@ -258,7 +295,7 @@ func printMix(clients int, rows []routeRow, rb rowBlocks) {
 			ratio = fmt.Sprintf("%.2f [%.2f–%.2f] / %.2f", v, lo, hi, med)
 		}
 		cpu := cpuPerRequest(rb[k])
-		fmt.Printf("%-8d %-36s %8d %8s %8s %8s %8s %8.0f %20s %8.2f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
+		fmt.Printf("%-8d %-38s %8d %8s %8s %8s %8s %8.0f %20s %8.2f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
 			meanMs(lat), pooledRate(rb[k]), fmt.Sprintf("%.2f [%s]", ms(cpu.machine), blockSpread(rb[k])), ms(cpu.hook), ratio)
 		if refused > 0 {
 			fmt.Printf("   (%d not accepted)", refused)

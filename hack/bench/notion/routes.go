@@ -26,10 +26,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
+	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/internal/contract/papers"
 )
 
@@ -70,20 +72,25 @@ type routeRow struct {
 	prepare func(page string) (send func() (bool, error))
 }
 
-// routeRows are the baseline and the three routes, the baseline first.
-func routeRows(ctx context.Context, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, eventSeq *atomic.Int64) []routeRow {
-	return []routeRow{
-		{name: "bare PaperSync creates (baseline)", prepare: func(page string) func() (bool, error) {
+// routeRows are the baseline, bare creates on the webhook's transport
+// (HTTP/1.1, bare11), and the three routes, the baseline first.
+func routeRows(ctx context.Context, c, bare11 client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, eventSeq *atomic.Int64) []routeRow {
+	bare := func(c client.Client) func(page string) func() (bool, error) {
+		return func(page string) func() (bool, error) {
 			ps := papers.NewSync(ni, page, benchLink, benchArxivID)
 			return func() (bool, error) { return c.Create(ctx, ps) == nil, nil }
-		}},
-		{name: "Automation route, seed body", prepare: func(page string) func() (bool, error) {
+		}
+	}
+	return []routeRow{
+		{name: "a bare PaperSync creates (baseline)", prepare: bare(c)},
+		{name: "b bare creates over HTTP/1.1", prepare: bare(bare11)},
+		{name: "c Automation route, seed body", prepare: func(page string) func() (bool, error) {
 			return queued(auto.httpc, auto.seedRequest(page))
 		}},
-		{name: "Automation route, Notion envelope", prepare: func(page string) func() (bool, error) {
+		{name: "d Automation route, Notion envelope", prepare: func(page string) func() (bool, error) {
 			return queued(auto.httpc, auto.nativeRequest(fmt.Sprintf("a0000000-0000-4000-8000-%012x", eventSeq.Add(1)), page, ev.database))
 		}},
-		{name: "events route, signed event", prepare: func(page string) func() (bool, error) {
+		{name: "e events route, signed event", prepare: func(page string) func() (bool, error) {
 			return queued(ev.httpc, ev.request(ev.event("page.properties_updated", fmt.Sprintf("e0000000-0000-4000-8000-%012x", eventSeq.Add(1)), page)))
 		}},
 	}
@@ -108,16 +115,35 @@ func queued(c *http.Client, req *http.Request) func() (bool, error) {
 	}
 }
 
-// routesTable runs the four rows in blocks (routemix.go) at each client
-// count, and prints their latencies and each route's rate over the
-// baseline's.
-func routesTable(ctx context.Context, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int, meter cpuMeter) error {
-	printMixHeader(requests)
+// routesTable runs the five rows in blocks (routemix.go) at each client
+// count, the control plane and the clients on CPUs of their own
+// (cpus.go), and prints their latencies and each row's rate over the
+// baseline's. bare11 is a client of cfg on HTTP/1.1.
+func routesTable(ctx context.Context, cfg *rest.Config, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int, hook *local.Process) error {
+	cfg11 := rest.CopyConfig(cfg)
+	cfg11.NextProtos = []string{"http/1.1"} // client-go then offers no HTTP/2
+	bare11, err := client.New(cfg11, client.Options{Scheme: c.Scheme()})
+	if err != nil {
+		return err
+	}
+	split, err := splitCPUs(hook.Pid())
+	if err != nil {
+		return err
+	}
+	defer split.undo()
+	printMixHeader(requests, split.said)
+	// Each block's PaperSyncs, and those before the table, go before the
+	// next block.
+	reset := func() error { return c.DeleteAllOf(ctx, &v1alpha1.PaperSync{}, client.InNamespace(ni.Namespace)) }
+	if err := reset(); err != nil {
+		return err
+	}
 	var seq, eventSeq atomic.Int64
-	rows := routeRows(ctx, c, ni, auto, ev, &eventSeq)
+	rows := routeRows(ctx, c, bare11, ni, auto, ev, &eventSeq)
+	meter := processMeter(hook)
 	for _, clients := range []int{1, 16, 64} {
 		page := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1)) }
-		blocks, err := runRounds(rows, clients, blockSize(requests, clients), page, meter)
+		blocks, err := runRounds(rows, clients, blockSize(requests, clients), page, meter, reset)
 		if err != nil {
 			return err
 		}
