@@ -130,8 +130,8 @@ const recordConns = 64
 // automation sends); over HTTP/2 they would share the one connection the
 // rest of the client uses, and each cost the API server more: in the
 // Notion benchmark (hack/bench -suite notion, its row b) bare creates over
-// HTTP/1.1 ran 1.01–1.22 times as many a second as over HTTP/2 in the
-// same run, at 1, 16 and 64 clients.
+// HTTP/1.1 ran 0.97–1.22 times as many a second as over HTTP/2 in the
+// same run (median 1.08; three runs at 1, 16 and 64 clients).
 // client-go offers HTTP/2 only if NextProtos allows it.
 func recordsHTTPClient(config *rest.Config, limit int) (*http.Client, error) {
 	cfg := rest.CopyConfig(config)
