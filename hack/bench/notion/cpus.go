@@ -19,6 +19,7 @@ package notion
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 )
@@ -57,7 +58,7 @@ func splitCPUs(hook int) (cpuSplit, error) {
 	half := len(cpus) / 2
 	clients := []int{os.Getpid(), hook}
 	undo := func() {
-		for _, pid := range append(plane, clients...) {
+		for _, pid := range slices.Concat(plane, clients) {
 			_ = local.Pin(pid, cpus) // a process that has ended needs none
 		}
 	}

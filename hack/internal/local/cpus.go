@@ -21,6 +21,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +33,7 @@ func CPUs() ([]int, error) {
 		return nil, err
 	}
 	var cpus []int
-	for c := range 8 * 1024 { // unix.CPUSet's size, 1024 CPUs
+	for c := 0; len(cpus) < set.Count(); c++ {
 		if set.IsSet(c) {
 			cpus = append(cpus, c)
 		}
@@ -85,7 +86,7 @@ func Children(pid int, names ...string) ([]int, error) {
 			continue
 		}
 		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child))
-		if err == nil && slices.Contains(names, string(comm[:max(len(comm)-1, 0)])) {
+		if err == nil && slices.Contains(names, strings.TrimSuffix(string(comm), "\n")) {
 			out = append(out, child)
 		}
 	}

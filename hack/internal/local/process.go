@@ -124,22 +124,32 @@ func (p *Process) RSSAnon() int64 { return p.statusKB("RssAnon:") }
 
 // statusKB reads the field (a size in kB) of /proc/PID/status, in bytes.
 func (p *Process) statusKB(field string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	v, ok := StatusField(p.Pid(), field)
+	if !ok {
+		return -1
+	}
+	kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
 	if err != nil {
 		return -1
+	}
+	return kb << 10
+}
+
+// StatusField is the value of the field of /proc/PID/status named with
+// its colon ("VmRSS:"), spaces trimmed; false when it cannot be read.
+func StatusField(pid int, field string) (string, bool) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return -1
-			}
-			return kb << 10
+			return strings.TrimSpace(rest), true
 		}
 	}
-	return -1
+	return "", false
 }
 
 // userHZ is the unit of the CPU times in /proc (USER_HZ, which the kernel

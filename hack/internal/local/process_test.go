@@ -17,7 +17,6 @@ limitations under the License.
 package local
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -98,27 +97,21 @@ func TestChildrenArePinnedToCPUs(t *testing.T) {
 // allowed is the CPUs pid may run on, from /proc/PID/status.
 func allowed(t *testing.T, pid int) []int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
+	v, ok := StatusField(pid, "Cpus_allowed_list:")
+	if !ok {
+		t.Fatal("no Cpus_allowed_list")
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			var out []int
-			for _, r := range strings.Split(strings.TrimSpace(v), ",") {
-				lo, hi, isRange := strings.Cut(r, "-")
-				a, _ := strconv.Atoi(lo)
-				b := a
-				if isRange {
-					b, _ = strconv.Atoi(hi)
-				}
-				for c := a; c <= b; c++ {
-					out = append(out, c)
-				}
-			}
-			return out
+	var out []int
+	for _, r := range strings.Split(v, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, _ := strconv.Atoi(lo)
+		b := a
+		if isRange {
+			b, _ = strconv.Atoi(hi)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
 		}
 	}
-	t.Fatal("no Cpus_allowed_list")
-	return nil
+	return out
 }
