@@ -47,7 +47,7 @@ func (*Suite) Name() string { return "notion" }
 
 // BindFlags registers -requests, -pages and -page-burst.
 func (s *Suite) BindFlags(fs *flag.FlagSet) {
-	fs.IntVar(&s.requests, "requests", 1000, "Requests per row of the Notion routes table (each route, and the bare PaperSync creates) per client count, in 10 blocks, each of this over 10 requests or, if more, 32 a client within 256–1,024.")
+	fs.IntVar(&s.requests, "requests", 1000, "Requests per row of the Notion routes table (each route, and the bare PaperSync creates) per client count, or, if more, 320 a client within 2,560–10,240: at one client in rounds of 256 turns, at more in blocks of 4 requests a client; rounds a multiple of 10.")
 	fs.IntVar(&s.pages, "pages", 50, "Notion events timed from webhook to filled page, one at a time (Automation requests, and as many connection events).")
 	fs.IntVar(&s.burst, "page-burst", 30, "Pages edited at once, timed from their connection events to the last page filled (at least N/3 s at Notion's 3 requests/s).")
 }

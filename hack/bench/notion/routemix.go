@@ -36,7 +36,9 @@ import (
 // rounds each row is at each place twice, and right after each other row
 // twice), so that a drift of the rig weighs on every row alike. A block
 // is a row's requests from every client until the block's count is sent,
-// timed from its first request to its last answer.
+// timed from its first request to its last answer; blocks are short and
+// rounds many (schedule). At one client a round is turns instead, each
+// row's request in its turn (runTurns).
 //
 // The controllers are stopped for the table: what they do with a
 // PaperSync is the same whichever row made it, and the papersync suite
@@ -67,9 +69,9 @@ import (
 // of their own: shared, the webhook's CPU was taken from the API server's
 // and the bench's client's from both, which no cluster does.
 
-// routeRounds is how many blocks each row runs at each client count: one
-// Williams design of five rows.
-const routeRounds = 10
+// designLength is the rounds of one Williams design of five rows (its
+// orders, rowOrders): the rounds at a client count are a multiple of it.
+const designLength = len(rowOrders)
 
 // resamplings is how many bootstrap resamplings of the rounds the
 // interval of each ratio is read from.
@@ -82,19 +84,41 @@ var rowOrders = [10][5]int{
 	{3, 2, 4, 1, 0}, {4, 3, 0, 2, 1}, {0, 4, 1, 3, 2}, {1, 0, 2, 4, 3}, {2, 1, 3, 0, 4},
 }
 
-// blockSize is how many requests a block of clients sends: requests over
-// the rounds, and at least 32 a client and 256 in all, up to 1,024, so
-// that a block is a steady stream of a second or more at every client
-// count, not a burst (at 8 a client, the ratios at 16 clients read
-// 0.72–0.96 from run to run; at one client, a run with blocks of 100 read
-// 0.73–0.85 and one with blocks of 200 0.89–0.92, the same build).
-func blockSize(requests, clients int) int {
-	return max(requests/routeRounds, min(max(32*clients, minBlock), maxBlock))
+// rowRequests is how many requests each row sends at clients: requests,
+// or, if more, 320 a client within 2,560–10,240.
+func rowRequests(requests, clients int) int {
+	return max(requests, min(max(320*clients, minRow), maxRow))
 }
 
-// minBlock and maxBlock bound a block's requests, unless requests over
-// the rounds is more.
-const minBlock, maxBlock = 256, 1024
+// minRow and maxRow bound a row's requests at a client count, unless
+// requests is more.
+const minRow, maxRow = 2560, 10240
+
+// turns is a round's length at one client: every row sends this many
+// requests, taking turns (runTurns).
+const turns = 256
+
+// perClient is a block's requests a client at more than one client.
+const perClient = 4
+
+// schedule is a round's block size and the number of rounds at clients:
+// at one client, rounds of turns; at more, blocks of perClient requests
+// a client, a fraction of a second each, and as many rounds (a multiple
+// of designLength) as make rowRequests. Short blocks, many rounds: the
+// API server's garbage collection (one CPU: a mark phase takes about a
+// second) spreads over several rows' blocks instead of falling into one.
+// With blocks of 32 a client and ten rounds, the ratios at 16 clients
+// read 0.79–0.93 in one run and 0.91–1.20 in the next, with intervals
+// ±0.3 wide; at one client, blocks of 256 requests read 0.73–1.04 over
+// three runs where turns read 0.93–0.97 (intervals ±0.05).
+func schedule(requests, clients int) (size, rounds int) {
+	size = turns
+	if clients > 1 {
+		size = perClient * clients
+	}
+	per := size * designLength
+	return size, (rowRequests(requests, clients) + per - 1) / per * designLength
+}
 
 // block is one row's block: its accepted requests' latencies, how many
 // were not accepted, its time, first request sent to last answer read,
@@ -164,16 +188,63 @@ func runBlock(row routeRow, clients, count int, page func() string, meter cpuMet
 	return b, errors.Join(errs...)
 }
 
+// runTurns is one round at one client: size turns, in each of which
+// every row, in order, sends one request for a new page. Only one request
+// is in flight at a time, so the rows can share the round request by
+// request: a drift of the rig shorter than a block (a garbage collection
+// of the API server's, a kernel thread's work) falls on every row alike.
+// Each row's block holds its requests: its time is the sum of their
+// latencies, its CPU what the meter read across each of them.
+func runTurns(rows []routeRow, order [5]int, size int, page func() string, meter cpuMeter) ([]block, error) {
+	blocks := make([]block, len(rows))
+	for range size {
+		for _, k := range order {
+			send := rows[k].prepare(page())
+			used := meter()
+			t0 := time.Now()
+			ok, err := send()
+			took := time.Since(t0)
+			cpu := meter().sub(used)
+			if err != nil {
+				return nil, err
+			}
+			b := &blocks[k]
+			b.took, b.cpu = b.took+took, b.cpu.add(cpu)
+			if ok {
+				b.lat = append(b.lat, took)
+			} else {
+				b.refused++
+			}
+		}
+	}
+	return blocks, nil
+}
+
 // rowBlocks are each row's blocks at one client count, by row, then by
 // round.
 type rowBlocks [][]block
 
-// runRounds runs routeRounds rounds of rows at clients, each row a block
-// of size requests a round, and reset after each block, untimed.
-func runRounds(rows []routeRow, clients, size int, page func() string, meter cpuMeter, reset func() error) (rowBlocks, error) {
+// runRounds runs rounds of rows at clients, each row a block of size
+// requests a round, and reset after each block, untimed; at one client,
+// the rows take turns instead (runTurns), and reset follows each round.
+func runRounds(rows []routeRow, clients, size, rounds int, page func() string, meter cpuMeter, reset func() error) (rowBlocks, error) {
 	out := make(rowBlocks, len(rows))
-	for round := range routeRounds {
-		for _, k := range rowOrders[round%len(rowOrders)] {
+	for round := range rounds {
+		order := rowOrders[round%len(rowOrders)]
+		if clients == 1 {
+			blocks, err := runTurns(rows, order, size, page, meter)
+			if err != nil {
+				return out, err
+			}
+			for k, b := range blocks {
+				out[k] = append(out[k], b)
+			}
+			if err := reset(); err != nil {
+				return out, err
+			}
+			continue
+		}
+		for _, k := range order {
 			b, err := runBlock(rows[k], clients, size, page, meter)
 			if err != nil {
 				return out, err
@@ -261,20 +332,30 @@ func printMixHeader(requests int, split string) {
 		}
 		orders[i] = strings.Join(letters, " ")
 	}
-	fmt.Printf("\nNotion routes, each row's rate alone: at each client count %d rounds; in each round every row runs one block of requests,\n", routeRounds)
-	fmt.Printf("max(%d, 32 × clients within %d–%d), the rows in one of ten orders by round number (%s:\n", requests/routeRounds, minBlock, maxBlock, strings.Join(orders, ", "))
-	fmt.Println("each row at each place, and right after each other row, twice). Loopback, real API server. In a block every client sends the row's next")
-	fmt.Println("request once it has its last answer; each request is a new page (one PaperSync). After each block its PaperSyncs are deleted, untimed:")
-	fmt.Println("every block starts from the same store. The controllers are stopped (what they do with a sync is the same whatever its row: the")
-	fmt.Println("papersync suite measures it). The routes are served by bin/webhook in its own process, as a pod runs it (its own client, cache and")
-	fmt.Println("connections to the API server: its PaperSync creates over HTTP/1.1, as row b's), rate limit off.")
+	var plan []string
+	for _, clients := range routeClients {
+		size, rounds := schedule(requests, clients)
+		plan = append(plan, fmt.Sprintf("%d client(s): %d rounds of %d", clients, rounds, size))
+	}
+	fmt.Printf("\nNotion routes, each row's rate alone, in rounds: in each round every row runs one block, the rows in one of ten orders by round\n")
+	fmt.Printf("number (%s:\n", strings.Join(orders, ", "))
+	fmt.Println("each row at each place, and right after each other row, twice in ten rounds). Loopback, real API server. Each request is a new page")
+	fmt.Printf("(one PaperSync). %s. At one client the rows take turns: a round is that many turns, in each of\n", strings.Join(plan, "; "))
+	fmt.Println("which every row sends one request, in the round's order; a row's block is its requests of the round; the round's PaperSyncs are")
+	fmt.Printf("deleted after it, untimed. At more clients a block is %d requests a client, every client sending the row's next request once it\n", perClient)
+	fmt.Println("has its last answer; the block's PaperSyncs are deleted after it, untimed: every block starts from the same store. The controllers are")
+	fmt.Println("stopped (what they do with a sync is the same whatever its row: the papersync suite measures it). The routes are served by")
+	fmt.Println("bin/webhook in its own process, as a pod runs it (its own client, cache and connections to the API server: its PaperSync creates over")
+	fmt.Println("HTTP/1.1, as row b's), rate limit off.")
 	fmt.Printf("CPUs: %s.\n", split)
 	fmt.Println("accepted: requests answered queued (baseline: created); p50 p95 p99 mean: their latency, request sent to answer read (the sender's work,\n  the body and an event's signature or the baseline's object, is done before the clock starts).")
-	fmt.Println("rate/s: accepted requests over the blocks' time, each block timed from its first request sent to its last answer read.")
+	fmt.Println("rate/s: accepted requests over the blocks' time, a block timed from its first request sent to its last answer read (at one client,")
+	fmt.Println("  the sum of its requests' latencies).")
 	fmt.Printf("to baseline: the row's rate over bare creates' (row a, client-go's HTTP/2). [lo–hi]: 2.5th–97.5th percentile of that ratio over %d\n", resamplings)
 	fmt.Println("  resamplings of the rounds with replacement (a round's two blocks kept together). rounds: the median of the rounds' own ratios.")
-	fmt.Println("CPU ms/req: CPU time the whole machine used during the row's blocks (API server, etcd, webhook, bench; /proc/stat), per accepted")
-	fmt.Println("  request, and [the least–the most of its blocks]; webhook: bin/webhook's own share (/proc/PID/stat).")
+	fmt.Println("CPU ms/req: CPU time the whole machine used during the row's blocks (at one client, during its requests): API server, etcd,")
+	fmt.Println("  webhook, bench (/proc/stat); per accepted request, and [the least–the most of its blocks]; webhook: bin/webhook's own share")
+	fmt.Println("  (/proc/PID/stat).")
 	fmt.Printf("%-8s %-38s %8s %8s %8s %8s %8s %8s %20s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s",
 		"CPU ms/req [blocks]", "webhook", "to baseline [lo–hi] / rounds (≥ 0.9)")
 }

@@ -96,6 +96,9 @@ func routeRows(ctx context.Context, c, bare11 client.Client, ni *v1alpha1.Notion
 	}
 }
 
+// routeClients are the client counts of the routes table.
+var routeClients = []int{1, 16, 64}
+
 // queued is the send of req, built: it sends req and reads the answer,
 // accepted when 2xx with status "queued" (a PaperSync stored). A
 // transport error counts as not accepted.
@@ -141,9 +144,10 @@ func routesTable(ctx context.Context, cfg *rest.Config, c client.Client, ni *v1a
 	var seq, eventSeq atomic.Int64
 	rows := routeRows(ctx, c, bare11, ni, auto, ev, &eventSeq)
 	meter := processMeter(hook)
-	for _, clients := range []int{1, 16, 64} {
+	for _, clients := range routeClients {
 		page := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1)) }
-		blocks, err := runRounds(rows, clients, blockSize(requests, clients), page, meter, reset)
+		size, rounds := schedule(requests, clients)
+		blocks, err := runRounds(rows, clients, size, rounds, page, meter, reset)
 		if err != nil {
 			return err
 		}
