@@ -104,13 +104,15 @@ const perClient = 4
 // schedule is a round's block size and the number of rounds at clients:
 // at one client, rounds of turns; at more, blocks of perClient requests
 // a client, a fraction of a second each, and as many rounds (a multiple
-// of designLength) as make rowRequests. Short blocks, many rounds: the
-// API server's garbage collection (one CPU: a mark phase takes about a
-// second) spreads over several rows' blocks instead of falling into one.
-// With blocks of 32 a client and ten rounds, the ratios at 16 clients
-// read 0.79–0.93 in one run and 0.91–1.20 in the next, with intervals
-// ±0.3 wide; at one client, blocks of 256 requests read 0.73–1.04 over
-// three runs where turns read 0.93–0.97 (intervals ±0.05).
+// of designLength) as make rowRequests. Short blocks, many rounds: a
+// drift of the rig that lasts longer than a block (the API server's
+// garbage collection on its one CPU, we suppose; a block's CPU a request
+// still ranges fourfold) spreads over several rows' blocks instead of
+// falling into one. With blocks of 32 a client and ten rounds the ratios'
+// intervals were about ±0.35 wide at 16 clients, and the figures read
+// 0.79–0.93 in one run and 0.91–1.20 in another; with these, ±0.12. At
+// one client, blocks of 256 requests read 0.73–1.04 over three runs
+// (intervals about ±0.2), turns 0.89–0.99 over four (about ±0.04).
 func schedule(requests, clients int) (size, rounds int) {
 	size = turns
 	if clients > 1 {
