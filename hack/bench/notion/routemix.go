@@ -44,7 +44,9 @@ import (
 // written read 0.90–0.97), or, with a block's backlog left to after it,
 // weighed more on the slower row (0.62–0.85).
 //
-// Rows one at a time, not mixed request by request: mixed, the webhook's
+// At more than one client, rows one at a time, not mixed request by
+// request (at one client only one request is ever in flight, and turns
+// mix them safely): mixed, the webhook's
 // creates (one HTTP/2 connection to the API server, carrying three rows'
 // requests) and the bare creates (another connection, one row's) met the
 // API server's sharing of its CPU between connections, and the figure
@@ -193,7 +195,10 @@ func runBlock(row routeRow, clients, count int, page func() string, meter cpuMet
 // request: a drift of the rig shorter than a block (a garbage collection
 // of the API server's, a kernel thread's work) falls on every row alike.
 // Each row's block holds its requests: its time is the sum of their
-// latencies, its CPU what the meter read across each of them.
+// latencies, its CPU what the meter read across each of them. The design
+// balances which row comes right after which within a turn; the pair
+// across turns (the order's last row, then its first) is one pair a
+// round, ten of the twenty over ten rounds, each once, and not balanced.
 func runTurns(rows []routeRow, order [5]int, size int, page func() string, meter cpuMeter) ([]block, error) {
 	blocks := make([]block, len(rows))
 	for range size {
