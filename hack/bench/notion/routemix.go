@@ -195,14 +195,17 @@ func runBlock(row routeRow, clients, count int, page func() string, meter cpuMet
 // request: a drift of the rig shorter than a block (a garbage collection
 // of the API server's, a kernel thread's work) falls on every row alike.
 // Each row's block holds its requests: its time is the sum of their
-// latencies, its CPU what the meter read across each of them. The design
-// balances which row comes right after which within a turn; the pair
-// across turns (the order's last row, then its first) is one pair a
-// round, ten of the twenty over ten rounds, each once, and not balanced.
+// latencies, its CPU what the meter read across each of them. Every other
+// turn runs the order backwards (turnOrder), so that the pair across
+// turns is a row after itself: in the order's direction the pair across
+// turns (its last row, then its first) would be one pair a round, ten of
+// the twenty over ten rounds, each once, and not balanced. Backwards, a
+// turn's pairs are the order's pairs reversed, which the design balances
+// as well.
 func runTurns(rows []routeRow, order [5]int, size int, page func() string, meter cpuMeter) ([]block, error) {
 	blocks := make([]block, len(rows))
-	for range size {
-		for _, k := range order {
+	for turn := range size {
+		for _, k := range turnOrder(order, turn) {
 			send := rows[k].prepare(page())
 			used := meter()
 			t0 := time.Now()
@@ -222,6 +225,16 @@ func runTurns(rows []routeRow, order [5]int, size int, page func() string, meter
 		}
 	}
 	return blocks, nil
+}
+
+// turnOrder is the round's order in even turns, and backwards in odd.
+func turnOrder(order [5]int, turn int) [5]int {
+	if turn%2 == 1 {
+		for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+			order[i], order[j] = order[j], order[i]
+		}
+	}
+	return order
 }
 
 // rowBlocks are each row's blocks at one client count, by row, then by

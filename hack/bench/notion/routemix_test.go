@@ -48,7 +48,8 @@ func TestScheduleMakesWholeDesignsOfTheRowsRequests(t *testing.T) {
 }
 
 // TestTurnsSendEachRowInTheRoundsOrder checks that at one client every
-// row sends one request a turn, in the round's order, and that each
+// row sends one request a turn, in the round's order in the first turn
+// and backwards in the second, and that each
 // row's block holds its own requests, CPU and refusals.
 func TestTurnsSendEachRowInTheRoundsOrder(t *testing.T) {
 	var sent []string
@@ -71,9 +72,10 @@ func TestTurnsSendEachRowInTheRoundsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	backwards := [5]int{order[4], order[3], order[2], order[1], order[0]}
 	var want []string
-	for turn := range 2 {
-		for i, k := range order {
+	for turn, o := range [][5]int{order, backwards} {
+		for i, k := range o {
 			want = append(want, fmt.Sprintf("%d:%d", k, turn*5+i+1))
 		}
 	}
@@ -105,5 +107,36 @@ func TestTurnsSendEachRowInTheRoundsOrder(t *testing.T) {
 	}
 	if _, err := runTurns(rows, order, 1, page, meter); err == nil {
 		t.Error("a row's failed send was not an error of the round")
+	}
+}
+
+// TestTurnsBalanceWhichRowFollowsWhich checks that over one design at one
+// client every row comes right after every other row equally often, the
+// pairs across turns included, and after itself only across turns.
+func TestTurnsBalanceWhichRowFollowsWhich(t *testing.T) {
+	var sent []int
+	rows := make([]routeRow, 5)
+	for k := range rows {
+		rows[k].prepare = func(string) func() (bool, error) {
+			return func() (bool, error) { sent = append(sent, k); return true, nil }
+		}
+	}
+	meter := func() cpuUse { return cpuUse{} }
+	var follows [5][5]int
+	for _, order := range rowOrders {
+		sent = sent[:0]
+		if _, err := runTurns(rows, order, 4, func() string { return "" }, meter); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(sent); i++ {
+			follows[sent[i-1]][sent[i]]++
+		}
+	}
+	for a := range follows {
+		for b, n := range follows[a] {
+			if a != b && n != follows[0][1] {
+				t.Errorf("row %d came right after row %d %d times, row 1 after row 0 %d times", b, a, n, follows[0][1])
+			}
+		}
 	}
 }
