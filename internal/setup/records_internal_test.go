@@ -26,6 +26,7 @@ import (
 	"strings"
 	"testing"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 )
 
@@ -128,5 +129,35 @@ func TestRecordCreatesWaitForAFreeConnection(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The records client keeps as many idle connections as it may open: a
+// burst of creates leaves them for the next, which opens none (client-go
+// keeps 25). Read off the transport: whether a connection is back in the
+// pool before the next burst asks for it is a race the test cannot order.
+func TestRecordCreatesKeepTheirConnections(t *testing.T) {
+	const limit = 32
+	cfg := tlsServer(t, func(http.ResponseWriter, *http.Request) {})
+	c, err := recordsHTTPClient(cfg, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := c.Transport
+	for {
+		if tr, ok := rt.(*http.Transport); ok {
+			if tr.MaxIdleConnsPerHost < limit {
+				t.Fatalf("the records transport keeps %d idle connections, want %d", tr.MaxIdleConnsPerHost, limit)
+			}
+			break
+		}
+		w, ok := rt.(utilnet.RoundTripperWrapper)
+		if !ok {
+			t.Fatalf("no *http.Transport under the records client's %T", rt)
+		}
+		rt = w.WrappedRoundTripper()
+	}
+	if err := get(context.Background(), c, cfg); err != nil {
+		t.Fatal(err)
 	}
 }
