@@ -33,6 +33,7 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/bench/internal/bench"
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 	"github.com/switchboard-dev/switchboard/internal/contract/papers"
+	"github.com/switchboard-dev/switchboard/internal/setup"
 )
 
 // The Notion routes side by side on one rig (routesTable), and the time
@@ -72,8 +73,8 @@ type routeRow struct {
 	prepare func(page string) (send func() (bool, error))
 }
 
-// routeRows are the baseline, bare creates on the webhook's transport
-// (HTTP/1.1, bare11), and the three routes, the baseline first.
+// routeRows are the baseline, bare creates over the webhook's own HTTP
+// client (HTTP/1.1, bare11), and the three routes, the baseline first.
 func routeRows(ctx context.Context, c, bare11 client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, eventSeq *atomic.Int64) []routeRow {
 	bare := func(c client.Client) func(page string) func() (bool, error) {
 		return func(page string) func() (bool, error) {
@@ -121,11 +122,14 @@ func queued(c *http.Client, req *http.Request) func() (bool, error) {
 // routesTable runs the five rows in blocks (routemix.go) at each client
 // count, the control plane and the clients on CPUs of their own
 // (cpus.go), and prints their latencies and each row's rate over the
-// baseline's. bare11 is a client of cfg on HTTP/1.1.
+// baseline's. Row b's client sends over the HTTP client of the webhook's
+// own creates (HTTP/1.1, as many idle connections kept as it may open).
 func routesTable(ctx context.Context, cfg *rest.Config, c client.Client, ni *v1alpha1.NotionIntegration, auto notionHook, ev eventsHook, requests int, hook *local.Process) error {
-	cfg11 := rest.CopyConfig(cfg)
-	cfg11.NextProtos = []string{"http/1.1"} // client-go then offers no HTTP/2
-	bare11, err := client.New(cfg11, client.Options{Scheme: c.Scheme()})
+	httpc11, err := setup.RecordsHTTPClient(cfg)
+	if err != nil {
+		return err
+	}
+	bare11, err := client.New(cfg, client.Options{Scheme: c.Scheme(), HTTPClient: httpc11})
 	if err != nil {
 		return err
 	}
