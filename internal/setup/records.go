@@ -168,17 +168,26 @@ func recordsHTTPClient(config *rest.Config, limit int) (*http.Client, error) {
 // pool would do no harm to one that did); when it rotates its CA it
 // clones the transport, and the clone keeps the setting.
 func keepIdle(rt http.RoundTripper, n int) {
+	if t := transportUnder(rt); t != nil {
+		t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, n)
+	}
+}
+
+// transportUnder is the *http.Transport rt is or wraps
+// (utilnet.RoundTripperWrapper, as client-go's wrappers and
+// boundedTransport are), or nil.
+func transportUnder(rt http.RoundTripper) *http.Transport {
 	for rt != nil {
 		if t, ok := rt.(*http.Transport); ok {
-			t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, n)
-			return
+			return t
 		}
 		w, ok := rt.(utilnet.RoundTripperWrapper)
 		if !ok {
-			return
+			return nil
 		}
 		rt = w.WrappedRoundTripper()
 	}
+	return nil
 }
 
 // boundedTransport sends at most cap(slots) requests at once: a request

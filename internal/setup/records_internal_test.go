@@ -26,7 +26,6 @@ import (
 	"strings"
 	"testing"
 
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 )
 
@@ -143,19 +142,12 @@ func TestRecordCreatesKeepTheirConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := c.Transport
-	for {
-		if tr, ok := rt.(*http.Transport); ok {
-			if tr.MaxIdleConnsPerHost < limit {
-				t.Fatalf("the records transport keeps %d idle connections, want %d", tr.MaxIdleConnsPerHost, limit)
-			}
-			break
-		}
-		w, ok := rt.(utilnet.RoundTripperWrapper)
-		if !ok {
-			t.Fatalf("no *http.Transport under the records client's %T", rt)
-		}
-		rt = w.WrappedRoundTripper()
+	tr := transportUnder(c.Transport)
+	if tr == nil {
+		t.Fatalf("no *http.Transport under the records client's %T", c.Transport)
+	}
+	if tr.MaxIdleConnsPerHost < limit {
+		t.Fatalf("the records transport keeps %d idle connections, want %d", tr.MaxIdleConnsPerHost, limit)
 	}
 	if err := get(context.Background(), c, cfg); err != nil {
 		t.Fatal(err)
