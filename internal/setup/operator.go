@@ -40,14 +40,16 @@ func WebhookScope(watch, own []string) Scope {
 // WebhookCluster is the webhook server's client and informer cache on cfg,
 // as cmd/webhook, the suites and the benchmark rigs build it: the
 // webhook's scope (WebhookScope: watch, and Secrets only in own), and the
-// field indexes its routes find their objects by (index.Webhook). opts
-// change what a caller must (a test's logger). Start it to fill the cache.
+// field indexes its routes find their objects by (index.Webhook), and the
+// mapper both binaries use (NewMapper). opts change what a caller must (a
+// test's logger). Start it to fill the cache.
 func WebhookCluster(ctx context.Context, cfg *rest.Config, watch, own []string, opts ...func(*cluster.Options)) (cluster.Cluster, error) {
 	scheme := Scheme()
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = scheme
 		o.Cache = WebhookScope(watch, own).CacheOptions(scheme)
 		o.NewClient = newRecordsClient
+		o.MapperProvider = NewMapper
 		for _, f := range opts {
 			f(o)
 		}

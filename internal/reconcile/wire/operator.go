@@ -120,7 +120,8 @@ func (o Operator) managerOptions() ctrl.Options {
 		Scheme: scheme,
 		Cache: setup.Scope{Watch: o.Deps.Watch, Own: own,
 			Shard: o.Deps.Shard, SecretsOnlyWake: true}.CacheOptions(scheme),
-		Client: client.Options{Cache: &cache},
+		Client:         client.Options{Cache: &cache},
+		MapperProvider: setup.NewMapper,
 	}
 	if o.Options != nil {
 		o.Options(&mo)
