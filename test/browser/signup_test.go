@@ -60,7 +60,19 @@ func openSignUp(t *testing.T, maxIntegrations int32, closed bool) *v1alpha1.Noti
 	if want := hookURL + "/signup/notion/" + ns + "/lab"; su.Status.URL != want {
 		t.Fatalf("status.url %q, want %q", su.Status.URL, want)
 	}
+	webhookSeesSignUp(t, su, closed)
 	return su
+}
+
+// webhookSeesSignUp waits until the webhook's cache holds su published,
+// closed or not: its start URL reads that cache, which follows the API
+// server a moment later.
+func webhookSeesSignUp(t *testing.T, su *v1alpha1.NotionSignup, closed bool) {
+	t.Helper()
+	testenv.Eventually(t, fmt.Sprintf("the webhook sees the sign-up published (closed %v)", closed), func() bool {
+		p, found, err := oauth.ReadSignUp(context.Background(), hookView, opns, "notion", su.Namespace, su.Name)
+		return err == nil && found && p.Closed == closed
+	})
 }
 
 // madeBy lists the integrations su made.
@@ -155,10 +167,7 @@ func TestNotionSignUpInABrowser(t *testing.T) {
 	if err := env.Client.Update(ctx, su); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "the sign-up closed", func() bool {
-		p, found, err := oauth.ReadSignUp(ctx, env.Client, opns, "notion", su.Namespace, su.Name)
-		return err == nil && found && p.Closed
-	})
+	webhookSeesSignUp(t, su, true)
 	b.open(su.Status.URL, ourPage)
 	b.shown().webhookPage(t, 403, "Sign-up is closed", "Integrations made before keep working")
 	b.screenshot("signup-closed")

@@ -40,6 +40,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/contract/session"
 	"github.com/switchboard-dev/switchboard/internal/controller/calendarwatch"
@@ -85,6 +86,9 @@ var (
 	// impatientURL is a webhook replica that waits no time for the
 	// manager's answer to a callback.
 	impatientURL string
+	// hookView reads what the webhook's cache holds: a test that opens a
+	// page about an object it just saw on the API server waits here first.
+	hookView client.Reader
 	// browserCtx is the one Chromium of the package; each test opens a
 	// tab in a browser context of its own (no cookie carries over).
 	browserCtx context.Context
@@ -133,6 +137,7 @@ func startOperator(e *testenv.Env) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	hookView = hookMgr.GetClient()
 	hook := testenv.NewWebhook()
 	hook.StateNamespace = opns
 	// Few sign-ups in progress at once, so that a page can show the wait

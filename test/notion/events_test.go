@@ -35,6 +35,7 @@ import (
 
 	"github.com/switchboard-dev/switchboard/api/v1alpha1"
 	"github.com/switchboard-dev/switchboard/internal/contract/papers"
+	"github.com/switchboard-dev/switchboard/internal/reconcile/status"
 	"github.com/switchboard-dev/switchboard/internal/sandbox"
 	"github.com/switchboard-dev/switchboard/internal/upstream/notionid"
 )
@@ -112,7 +113,13 @@ func TestTheAutomationsEnvelopeFillsPagesAndNeverPausesIt(t *testing.T) {
 
 	// Suspended: the event waits as a PaperSync, and is synced on resume.
 	edit(t, ni, func(n *v1alpha1.NotionIntegration) { n.Spec.Suspend = true })
-	eventually(t, "the webhook sees the suspension", func() bool { return f.integration(t).Spec.Suspend })
+	// The manager shows it saw the suspension (its syncs read the same
+	// cache) before the event that must wait is sent.
+	eventually(t, "Ready=False, Suspended", func() bool {
+		n := f.integration(t)
+		c := status.Get(n, v1alpha1.ReadyCondition)
+		return n.Status.ObservedGeneration == n.Generation && c != nil && c.Reason == v1alpha1.SuspendedReason
+	})
 	later := notionEmu.AddRow(db, nil)
 	edit1(t, later, "Link", "https://arxiv.org/abs/hep-th/9901001")
 	eventually(t, "the event recorded while suspended", func() bool { return len(syncsOf(t, f.ns, later)) > 0 })

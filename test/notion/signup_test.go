@@ -62,12 +62,12 @@ func newSignUp(t *testing.T, maxIntegrations int32) *signUpFixture {
 	return f
 }
 
-// published waits until the sign-up is published for the webhook, closed
-// or not.
+// published waits until the webhook sees the sign-up published, closed
+// or not: its start URL reads the webhook's cache, not the API server.
 func (f *signUpFixture) published(t *testing.T, closed bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("the sign-up published (closed %v)", closed), func() bool {
-		p, found, err := oauth.ReadSignUp(context.Background(), env.Client, "default", "notion", f.key.Namespace, f.key.Name)
+		p, found, err := oauth.ReadSignUp(context.Background(), hookView, "default", "notion", f.key.Namespace, f.key.Name)
 		return err == nil && found && p.Closed == closed && p.ClientID == "notion-client"
 	})
 }
@@ -233,8 +233,8 @@ func TestSelfServiceSignUpOneIntegrationPerWorkspaceBounded(t *testing.T) {
 	if err := env.Client.Delete(ctx, &su); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the sign-up unpublished", func() bool {
-		_, found, err := oauth.ReadSignUp(ctx, env.Client, "default", "notion", f.key.Namespace, f.key.Name)
+	eventually(t, "the webhook sees the sign-up unpublished", func() bool {
+		_, found, err := oauth.ReadSignUp(ctx, hookView, "default", "notion", f.key.Namespace, f.key.Name)
 		return err == nil && !found
 	})
 	if gone := get(t, f.startURL()); gone.status != http.StatusNotFound || !strings.Contains(gone.body, "There is no sign-up here") {
@@ -283,7 +283,7 @@ func TestARestoredSignUpFindsItsIntegrationsAgain(t *testing.T) {
 	restarted = true
 	var after v1alpha1.NotionSignup
 	eventually(t, "the restored sign-up published under its new UID, counting its integration", func() bool {
-		p, found, err := oauth.ReadSignUp(ctx, env.Client, "default", "notion", f.key.Namespace, f.key.Name)
+		p, found, err := oauth.ReadSignUp(ctx, hookView, "default", "notion", f.key.Namespace, f.key.Name)
 		return err == nil && found && env.Client.Get(ctx, f.key, &after) == nil && after.UID != before.UID && p.UID == after.UID &&
 			after.Status.Integrations == 1 && after.Status.Open
 	})

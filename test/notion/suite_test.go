@@ -28,6 +28,7 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/switchboard-dev/switchboard/internal/controller/notionintegration"
 	"github.com/switchboard-dev/switchboard/internal/controller/notionsignup"
@@ -45,6 +46,10 @@ var (
 	notionEmu = sandbox.NewNotion()
 	arxivEmu  = sandbox.NewArxiv()
 	hookURL   string
+	// hookView reads what the webhook's cache holds: a test that asks the
+	// webhook about an object it just saw on the API server waits here
+	// first, as the cache follows the API server a moment later.
+	hookView client.Reader
 	// rbac is the chart's RBAC: the manager and the webhook run as its
 	// ServiceAccounts, and any request the API server refuses fails the run.
 	rbac *testenv.ChartRBAC
@@ -101,6 +106,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return nil, err
 		}
+		hookView = hookMgr.GetClient()
 		hook := testenv.NewWebhook()
 		hookURL = hook.URL
 		if err := hook.Serve(hookMgr, ups, out, logr.Discard()); err != nil {
