@@ -85,8 +85,9 @@ func (f *fixture) watch(t *testing.T) *v1alpha1.CalendarWatch {
 }
 
 // ready waits for Ready with a channel, and for the webhook's cache to
-// know the watch (an unauthenticated push on its channel is a 401, not a
-// 404).
+// hold the watch with its channel token's hash (the channel's sync
+// message, with the right token, is answered 200 and records nothing;
+// a 401 alone would not show that the hash is there).
 func (f *fixture) ready(t *testing.T) *v1alpha1.CalendarWatch {
 	t.Helper()
 	var w *v1alpha1.CalendarWatch
@@ -94,8 +95,9 @@ func (f *fixture) ready(t *testing.T) *v1alpha1.CalendarWatch {
 		w = f.watch(t)
 		return w.Status.ObservedGeneration == w.Generation && status.IsTrue(w, v1alpha1.ReadyCondition) && w.Status.Channel != nil && w.Status.LastSyncTime != nil
 	})
-	eventually(t, "the webhook knows the watch", func() bool {
-		return push(t, pushHeaders(w.Status.Channel.ID, "wrong", "exists", 99)) == http.StatusUnauthorized
+	tok := f.channelToken(t)
+	eventually(t, "the webhook knows the watch and its token", func() bool {
+		return push(t, pushHeaders(w.Status.Channel.ID, tok, "sync", 1)) == http.StatusOK
 	})
 	return w
 }

@@ -58,8 +58,9 @@ func (f *fixture) readyAgain(t *testing.T, oldUID string) *v1alpha1.CalendarWatc
 			w.Status.Channel != nil && strings.HasPrefix(w.Status.Channel.ID, "sb-"+string(w.UID)+"-")
 		return ok, fmt.Sprintf("uid %s, conditions %+v, channel %+v", w.UID, w.Status.Conditions, w.Status.Channel)
 	})
-	eventually(t, "the webhook knows the watch", func() bool {
-		return push(t, pushHeaders(w.Status.Channel.ID, "wrong", "exists", 99)) == http.StatusUnauthorized
+	tok := f.channelToken(t)
+	eventually(t, "the webhook knows the watch and its token", func() bool {
+		return push(t, pushHeaders(w.Status.Channel.ID, tok, "sync", 1)) == http.StatusOK
 	})
 	return w
 }

@@ -163,6 +163,11 @@ func TestTheAutomationsTextLinkFillsThePage(t *testing.T) {
 		return notionid.Normalize(n.Status.DatabaseID) == texts && n.Status.ObservedGeneration == n.Generation
 	})
 	ni := f.ready(t)
+	// The route checks the page's database against its cached integration.
+	eventually(t, "the webhook sees the text database", func() bool {
+		var seen v1alpha1.NotionIntegration
+		return hookView.Get(context.Background(), f.key, &seen) == nil && notionid.Normalize(seen.Status.DatabaseID) == texts
+	})
 	auto := notionEmu.AddAutomation(sandbox.NotionAutomation{DatabaseID: texts, URL: hookURL + ni.Status.WebhookPath, Trigger: "property_edited", Properties: []string{"Link"}})
 	page := notionEmu.AddRow(texts, nil)
 	edit1(t, page, "Link", "https://arxiv.org/abs/2301.12345")

@@ -165,6 +165,7 @@ func TestNoTokenInStatusEventsOrLogs(t *testing.T) {
 		t.Fatalf("post: %d %+v", code, a)
 	}
 	f.waitConn(t, "the connection in Error", func(c *v1alpha1.SheetConnection) bool { return c.Status.Phase == v1alpha1.ConnectionError })
+	f.waitIngest(t, http.StatusConflict) // the webhook's cache has the Error too
 	// A post refused with a 401 and one with a 409 are logged too.
 	postTo(t, f.conn(t).Status.IngestPath, session("t-x", "x", 0, 5), "Bearer "+testenv.SheetIngestToken+"-wrong", true)
 	conflict(t, f, session("t-conflict", "conflict", 120, 5))

@@ -52,6 +52,12 @@ func TestIngestRefusesAWrongOrMissingToken(t *testing.T) {
 	g.waitConn(t, "the other connection Ready", func(c *v1alpha1.SheetConnection) bool { return status.IsTrue(c, v1alpha1.ReadyCondition) })
 
 	own, other := f.conn(t).Status.IngestPath, g.conn(t).Status.IngestPath
+	// The webhook's cache has the other path once its own token is taken
+	// there (an empty session: 400, nothing created).
+	testenv.Eventually(t, "the other connection's path served", func() bool {
+		code, _ := postTo(t, other, map[string]any{}, "Bearer "+otherToken, true)
+		return code == http.StatusBadRequest
+	})
 	s := session("s-auth", "refused", 0, 30)
 	for _, c := range []struct {
 		name, path, auth string
