@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -35,7 +34,9 @@ import (
 // controller flag); references to other objects are kept, one to the
 // parent's old UID is replaced. Adopted, when set, marks the child in the
 // same patch (a PaperSync that may have filled its page already reads it
-// first). A conflict (a stale copy) leaves it for the next reconcile.
+// first). A conflict (a stale copy) leaves obj as it was and is returned:
+// the caller works on obj only once it is adopted, since a child finished
+// unadopted never comes this way again.
 func (b *Batcher[C, P]) adopt(ctx context.Context, obj C, parent P) error {
 	gvk, err := apiutil.GVKForObject(parent, b.Client.Scheme())
 	if err != nil {
@@ -58,15 +59,26 @@ func (b *Batcher[C, P]) adopt(ctx context.Context, obj C, parent P) error {
 	if b.Adopted != nil {
 		b.Adopted(obj)
 	}
-	err = b.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-	if apierrors.IsConflict(err) {
-		// As it was: what the batch reads of it must match what is stored.
+	if err := b.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		// As it was: what is read of it must match what is stored.
 		obj.SetOwnerReferences(before.GetOwnerReferences())
 		obj.SetAnnotations(before.GetAnnotations())
-		return nil
-	}
-	if err != nil {
 		return fmt.Errorf("adopt %s: %w", obj.GetName(), err)
 	}
 	return nil
+}
+
+// adoptMembers adopts the batch's members after its leader (parentOf
+// adopted the leader): a restored child taken into another's batch is
+// finished there and never leads a batch of its own, so the batch is its
+// one chance to be adopted. A member that cannot be adopted now (a stale
+// copy: a conflict) is left out of the batch and leads one of its own.
+func (b *Batcher[C, P]) adoptMembers(ctx context.Context, members []C, parent P) []C {
+	kept := members[:1]
+	for _, m := range members[1:] {
+		if b.adopt(ctx, m, parent) == nil {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }

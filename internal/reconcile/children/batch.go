@@ -105,6 +105,7 @@ func (b *Batcher[C, P]) Batch(ctx context.Context, obj C, run *runner.Run) runne
 	if err != nil {
 		return runner.Transient(v1alpha1.DependencyNotReadyReason, err)
 	}
+	members = b.adoptMembers(ctx, members, parent)
 	bt = b.newBatch(parent, key, g, members, run, b.serverCopy(obj, run))
 	out = b.Work(ctx, bt)
 	if b.Pace > 0 {

@@ -86,7 +86,7 @@ func (f *fixture) Tally(_ types.NamespacedName, t children.Tally) {
 func newFixture(t *testing.T, n int) *fixture {
 	t.Helper()
 	f := &fixture{clk: clocktesting.NewFakePassiveClock(t0), frozen: map[types.NamespacedName]*child{}}
-	ni := &parent{ObjectMeta: metav1.ObjectMeta{Name: "ni", Namespace: "ns"}}
+	ni := &parent{ObjectMeta: metav1.ObjectMeta{Name: "ni", Namespace: "ns", UID: "uid-ni"}}
 	ni.Spec.SyncRetention = metav1.Duration{Duration: time.Hour}
 	status.MarkReady(ni, v1alpha1.SucceededReason, "ok")
 	objs := []client.Object{ni}
@@ -481,5 +481,59 @@ func TestPaceAndOwnScheduleHoldTheNextBatch(t *testing.T) {
 	}
 	if out := f.reconcile(t, "c1"); !out.IsWait() || out.After() != 3*time.Second || len(f.batches) != 1 {
 		t.Fatalf("within the pace (the members' 5 s): %s %v, batches %v", out, out.After(), f.batches)
+	}
+}
+
+// A restore brings children back without their owner reference. One
+// taken into another's batch is finished there and never leads a batch
+// of its own, so the batch adopts it; a member the batch cannot adopt (a
+// stale copy: a conflict) is left out and adopted when it leads.
+func TestABatchAdoptsItsMembersOrLeavesThemOut(t *testing.T) {
+	f := newFixture(t, 4)
+	ctx := context.Background()
+	// c0 is stale in the cache: the API server has a newer version.
+	stale := f.child(t, "c0")
+	f.mu.Lock()
+	f.frozen[client.ObjectKeyFromObject(stale)] = stale
+	f.mu.Unlock()
+	newer := stale.DeepCopy()
+	newer.Labels = map[string]string{"team": "lab"}
+	if err := f.api.Update(ctx, newer); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, "c3")
+	// The two oldest others, c0 and c1, were taken; c0 was left out.
+	if len(f.batches) != 1 || fmt.Sprint(f.batches[0]) != "[c3 c1]" {
+		t.Fatalf("batches %v, want c3 with c1 (c0 cannot be adopted from its stale copy)", f.batches)
+	}
+	owned := func(name string) bool {
+		refs := f.child(t, name).OwnerReferences
+		return len(refs) == 1 && refs[0].UID == "uid-ni" && refs[0].Name == "ni" && refs[0].Kind == "NotionIntegration"
+	}
+	for _, name := range []string{"c1", "c3"} {
+		if c := f.child(t, name); c.Status.Phase != v1alpha1.SyncSucceeded || !owned(name) {
+			t.Fatalf("%s: phase %s, owners %+v, want Succeeded and adopted", name, c.Status.Phase, c.OwnerReferences)
+		}
+	}
+	if c := f.child(t, "c0"); c.Status.Phase != "" || len(c.OwnerReferences) != 0 {
+		t.Fatalf("c0 left out: phase %s, owners %+v", c.Status.Phase, c.OwnerReferences)
+	}
+	// Leading from the stale copy, it is not batched: the conflict asks
+	// for a fresh read.
+	if out := f.reconcile(t, "c0"); !out.IsTransient() || !apierrors.IsConflict(out.Err()) || len(f.batches) != 1 {
+		t.Fatalf("c0 from its stale copy: %s (%v), batches %v; want a conflict and no batch", out, out.Err(), f.batches)
+	}
+	f.catchUp()
+	f.reconcile(t, "c0")
+	if len(f.batches) != 2 || fmt.Sprint(f.batches[1]) != "[c0 c2]" {
+		t.Fatalf("batches %v, want c0 with c2 from a fresh read", f.batches)
+	}
+	for _, name := range []string{"c0", "c2"} {
+		if c := f.child(t, name); c.Status.Phase != v1alpha1.SyncSucceeded || !owned(name) {
+			t.Fatalf("%s: phase %s, owners %+v, want Succeeded and adopted", name, c.Status.Phase, c.OwnerReferences)
+		}
+	}
+	if c := f.child(t, "c0"); c.Labels["team"] != "lab" {
+		t.Fatalf("adopting c0 lost its label: %v", c.Labels)
 	}
 }
