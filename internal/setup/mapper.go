@@ -44,8 +44,9 @@ func NewMapper(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, erro
 // every group it knows to answer: 8 µs a call on an idle machine, and
 // about 0.025 ms of the 0.03 ms the connection-event handler spent on the
 // cached Get of its one Secret in the Notion benchmark (hack/bench -suite
-// notion), where the whole handler took about 0.155 ms. It remembers only mappings found: a kind not found (its CRD not
-// installed yet) is asked again, and the dynamic mapper discovers it then.
+// notion), where the whole handler took about 0.155 ms. It remembers only
+// mappings found: a kind not found (its CRD not installed yet) is asked
+// again, and the dynamic mapper discovers it then.
 // A mapping found stays as the dynamic mapper itself keeps it, which
 // discovers a group again only when a kind is not found.
 type memoMapper struct {

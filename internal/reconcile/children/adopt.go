@@ -34,9 +34,9 @@ import (
 // controller flag); references to other objects are kept, one to the
 // parent's old UID is replaced. Adopted, when set, marks the child in the
 // same patch (a PaperSync that may have filled its page already reads it
-// first). A conflict (a stale copy) leaves obj as it was and is returned:
-// the caller works on obj only once it is adopted, since a child finished
-// unadopted never comes this way again.
+// first). A failed patch (a conflict: a stale copy) leaves obj as it was
+// and is returned: the caller works on obj only once it is adopted, since
+// a child finished unadopted never comes this way again.
 func (b *Batcher[C, P]) adopt(ctx context.Context, obj C, parent P) error {
 	gvk, err := apiutil.GVKForObject(parent, b.Client.Scheme())
 	if err != nil {
@@ -71,8 +71,9 @@ func (b *Batcher[C, P]) adopt(ctx context.Context, obj C, parent P) error {
 // adoptMembers adopts the batch's members after its leader (parentOf
 // adopted the leader): a restored child taken into another's batch is
 // finished there and never leads a batch of its own, so the batch is its
-// one chance to be adopted. A member that cannot be adopted now (a stale
-// copy: a conflict) is left out of the batch and leads one of its own.
+// one chance to be adopted. A member that cannot be adopted now (a failed
+// patch; a conflict on a stale copy) is left out of the batch and leads
+// one of its own.
 func (b *Batcher[C, P]) adoptMembers(ctx context.Context, members []C, parent P) []C {
 	kept := members[:1]
 	for _, m := range members[1:] {

@@ -506,12 +506,12 @@ func TestABatchAdoptsItsMembersOrLeavesThemOut(t *testing.T) {
 	if len(f.batches) != 1 || fmt.Sprint(f.batches[0]) != "[c3 c1]" {
 		t.Fatalf("batches %v, want c3 with c1 (c0 cannot be adopted from its stale copy)", f.batches)
 	}
-	owned := func(name string) bool {
-		refs := f.child(t, name).OwnerReferences
+	owned := func(c *child) bool {
+		refs := c.OwnerReferences
 		return len(refs) == 1 && refs[0].UID == "uid-ni" && refs[0].Name == "ni" && refs[0].Kind == "NotionIntegration"
 	}
 	for _, name := range []string{"c1", "c3"} {
-		if c := f.child(t, name); c.Status.Phase != v1alpha1.SyncSucceeded || !owned(name) {
+		if c := f.child(t, name); c.Status.Phase != v1alpha1.SyncSucceeded || !owned(c) {
 			t.Fatalf("%s: phase %s, owners %+v, want Succeeded and adopted", name, c.Status.Phase, c.OwnerReferences)
 		}
 	}
@@ -529,7 +529,7 @@ func TestABatchAdoptsItsMembersOrLeavesThemOut(t *testing.T) {
 		t.Fatalf("batches %v, want c0 with c2 from a fresh read", f.batches)
 	}
 	for _, name := range []string{"c0", "c2"} {
-		if c := f.child(t, name); c.Status.Phase != v1alpha1.SyncSucceeded || !owned(name) {
+		if c := f.child(t, name); c.Status.Phase != v1alpha1.SyncSucceeded || !owned(c) {
 			t.Fatalf("%s: phase %s, owners %+v, want Succeeded and adopted", name, c.Status.Phase, c.OwnerReferences)
 		}
 	}
