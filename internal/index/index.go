@@ -234,6 +234,14 @@ const allNamespaces = "__all_namespaces"
 // fieldIndexName is controller-runtime's name of a field's index.
 func fieldIndexName(field string) string { return "field:" + field }
 
+// AcrossNamespaces is what idx, an informer's index of the webhook's
+// (RegisterFor(Webhook)), holds under value of field: the objects
+// client.MatchingFields{field: value} lists without InNamespace. An index
+// not registered is an error, as ByIndex says.
+func AcrossNamespaces(idx toolscache.Indexer, field, value string) ([]any, error) {
+	return idx.ByIndex(fieldIndexName(field), allNamespaces+"/"+value)
+}
+
 // keys is the informer index function of f: each value as the binary that
 // reads f asks for it, in the object's namespace (the manager's) or
 // across namespaces (the webhook's).

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -45,11 +46,15 @@ var recordKinds = []client.Object{&v1alpha1.PaperSync{}, &v1alpha1.SheetSync{}}
 // managedFields too) was a sixth of the webhook's CPU per event in the
 // Notion benchmark (hack/bench -suite notion). Such a Create leaves obj
 // as it was sent: no resourceVersion, no UID. Those creates go over
-// HTTP/1.1 connections of their own (recordsHTTPClient). Every other call
-// is the client's own.
+// HTTP/1.1 connections of their own (recordsHTTPClient). A List by one
+// indexed field, uncopied, as every route begins with, reads the
+// informer's index (indexedLists). Every other call is the client's own.
 type recordsClient struct {
 	client.Client
 	kinds map[schema.GroupVersionKind]*recordREST
+	// indexed answers the routes' Lists by an indexed field from the
+	// informer's index (nil without a cache that has informers).
+	indexed *indexedLists
 }
 
 // recordREST is the REST client of one record kind, built at its first
@@ -89,6 +94,11 @@ func newRecordsClient(config *rest.Config, opts client.Options) (client.Client, 
 	}
 	codecs := serializer.NewCodecFactory(opts.Scheme)
 	rc := &recordsClient{Client: c, kinds: map[schema.GroupVersionKind]*recordREST{}}
+	if opts.Cache != nil {
+		if informers, ok := opts.Cache.Reader.(cache.Informers); ok {
+			rc.indexed = &indexedLists{informers: informers, scheme: opts.Scheme}
+		}
+	}
 	for _, obj := range recordKinds {
 		gvk, err := apiutil.GVKForObject(obj, opts.Scheme)
 		if err != nil {
@@ -118,6 +128,17 @@ func (c *recordsClient) Create(ctx context.Context, obj client.Object, opts ...c
 		return fmt.Errorf("the REST client of %s: %w", gvk.Kind, err)
 	}
 	return rc.Post().Namespace(obj.GetNamespace()).Resource(resource).Body(obj).Do(ctx).Error()
+}
+
+// List is the cache's List, or, for the routes' List by an indexed field
+// (indexedQuery), the informer's index (indexedLists).
+func (c *recordsClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if field, value, ok := indexedQuery(opts); ok && c.indexed != nil {
+		if done, err := c.indexed.list(ctx, list, field, value); done {
+			return err
+		}
+	}
+	return c.Client.List(ctx, list, opts...)
 }
 
 // RecordsHTTPClient is the HTTP client the webhook's record creates go

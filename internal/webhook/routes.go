@@ -123,7 +123,8 @@ func (d Deps) now() time.Time {
 // are the cache's own objects, not copies: a route only reads them (its
 // writes go to objects of their own), and at thousands of requests a
 // second the copies were a fair share of the route's CPU, which the API
-// server on the same nodes needs.
+// server on the same nodes needs. The webhook's client answers this List
+// from the informer's index (setup's indexedLists).
 func (d Deps) routed(ctx context.Context, list client.ObjectList, field, value string) error {
 	return d.Client.List(ctx, list, client.MatchingFields{field: value}, client.UnsafeDisableDeepCopy)
 }
