@@ -127,15 +127,8 @@ func (c *recordsClient) Create(ctx context.Context, obj client.Object, opts ...c
 	if err != nil {
 		return fmt.Errorf("the REST client of %s: %w", gvk.Kind, err)
 	}
-	return rc.Post().Namespace(obj.GetNamespace()).Resource(resource).SetHeader("Accept", metadataOnly).Body(obj).Do(ctx).Error()
+	return rc.Post().Namespace(obj.GetNamespace()).Resource(resource).Body(obj).Do(ctx).Error()
 }
-
-// metadataOnly asks the API server to answer a create with the object's
-// metadata only (a PartialObjectMetadata, as `kubectl get` asks for
-// tables), and a refusal with its Status as ever: a record's create reads
-// only the answer's status, and the API server then encodes, and the
-// webhook reads, no spec or status.
-const metadataOnly = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 // List is the cache's List, or, for the routes' List by an indexed field
 // (indexedQuery), the informer's index (indexedLists).
