@@ -41,9 +41,10 @@ import (
 // in the end, without the way there: the client and each layer of the
 // cache find the list's kind again by reflection, the cache makes an
 // empty object of it to find its informer, and parses the options into a
-// field selector. In the Notion benchmark at one client (hack/bench
-// -suite notion) the List took about 55 µs of a route's request, as much
-// as the rest of the route before its create, and the index about 7 µs.
+// field selector. Timed inside the webhook in the Notion benchmark at one
+// client (hack/bench -suite notion, medians), the List took about 55 µs
+// of a route's request, as much as the rest of the route before its
+// create; read from the index, 25–30 µs in the same stretches of the run.
 //
 // It answers only what the cache's List would: the same objects, of the
 // same index (index.RegisterFor keeps it, in the keys that List reads).
