@@ -327,17 +327,6 @@ func TestACacheThatCannotBeReadAnswers503(t *testing.T) {
 	}
 }
 
-// listCounter counts the List calls a cache answers.
-type listCounter struct {
-	cache.Cache
-	lists atomic.Int32
-}
-
-func (l *listCounter) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	l.lists.Add(1)
-	return l.Cache.List(ctx, list, opts...)
-}
-
 // series are the samples of fams whose namespace label is one of
 // namespaces, each as "family{labels} value", sorted.
 func series(fams map[string]*dto.MetricFamily, namespaces ...string) []string {
@@ -400,7 +389,7 @@ func TestACacheOfEveryNamespaceIsReadOffItsInformersStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, listed := &listCounter{Cache: everywhere}, &listCounter{Cache: some}
+	all, listed := &testenv.ListCounting{Cache: everywhere}, &testenv.ListCounting{Cache: some}
 	for _, c := range []cache.Cache{everywhere, some} {
 		go func() { _ = c.Start(ctx) }()
 	}
@@ -430,10 +419,10 @@ func TestACacheOfEveryNamespaceIsReadOffItsInformersStores(t *testing.T) {
 	if !slices.Equal(stores, lists) {
 		t.Errorf("the pages differ:\nfrom the stores:\n%s\nfrom lists:\n%s", strings.Join(stores, "\n"), strings.Join(lists, "\n"))
 	}
-	if n := all.lists.Load(); n != 0 {
+	if n := all.Lists.Load(); n != 0 {
 		t.Errorf("a cache of every namespace was listed %d times: each List copies every object", n)
 	}
-	if n := listed.lists.Load(); n == 0 {
+	if n := listed.Lists.Load(); n == 0 {
 		t.Errorf("a cache of some namespaces was never listed: the test reads the same path twice")
 	}
 }

@@ -19,7 +19,6 @@ package setup_test
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,26 +34,15 @@ import (
 	"github.com/switchboard-dev/switchboard/internal/testenv"
 )
 
-// listCounting is an informer cache that counts the Lists it answers.
-type listCounting struct {
-	cache.Cache
-	lists atomic.Int64
-}
-
-func (c *listCounting) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	c.lists.Add(1)
-	return c.Cache.List(ctx, list, opts...)
-}
-
 // countingWebhookCluster is a started webhook cluster (setup.WebhookCluster)
 // watching watch, with its cache's Lists counted.
-func countingWebhookCluster(ctx context.Context, t *testing.T, watch []string, own string) (cluster.Cluster, *listCounting) {
+func countingWebhookCluster(ctx context.Context, t *testing.T, watch []string, own string) (cluster.Cluster, *testenv.ListCounting) {
 	t.Helper()
-	var counted *listCounting
+	var counted *testenv.ListCounting
 	cl, err := setup.WebhookCluster(ctx, env.Config, watch, []string{own}, func(o *cluster.Options) {
 		o.NewCache = func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 			c, err := cache.New(cfg, opts)
-			counted = &listCounting{Cache: c}
+			counted = &testenv.ListCounting{Cache: c}
 			return counted, err
 		}
 	})
@@ -128,14 +116,14 @@ func TestTheWebhooksClientListsARoutesObjectsFromTheIndex(t *testing.T) {
 		return slices.Equal(routedNames(ctx, t, cl.GetCache(), "/sheets/ingest/shared"), want)
 	})
 
-	before := counted.lists.Load()
+	before := counted.Lists.Load()
 	if got := routedNames(ctx, t, c, "/sheets/ingest/shared"); !slices.Equal(got, want) {
 		t.Fatalf("the route's List: %v, want %v", got, want)
 	}
 	if got := routedNames(ctx, t, c, "/sheets/ingest/own"); !slices.Equal(got, []string{b + "/three"}) {
 		t.Fatalf("the route's List: %v, want [%s/three]", got, b)
 	}
-	if n := counted.lists.Load() - before; n != 0 {
+	if n := counted.Lists.Load() - before; n != 0 {
 		t.Fatalf("the cache's List answered %d of the route's Lists, want none: the index answers them", n)
 	}
 
@@ -154,7 +142,7 @@ func TestTheWebhooksClientListsARoutesObjectsFromTheIndex(t *testing.T) {
 
 	// The rest is the cache's List: a miss, a List with copies, one in a
 	// namespace.
-	before = counted.lists.Load()
+	before = counted.Lists.Load()
 	if got := routedNames(ctx, t, c, "/sheets/ingest/own"); len(got) != 0 {
 		t.Fatalf("the old path: %v, want none", got)
 	}
@@ -165,15 +153,15 @@ func TestTheWebhooksClientListsARoutesObjectsFromTheIndex(t *testing.T) {
 	if err := c.List(ctx, &copied, client.InNamespace(b)); err != nil || len(copied.Items) != 2 {
 		t.Fatalf("a List in one namespace: %d items, %v; want 2", len(copied.Items), err)
 	}
-	if n := counted.lists.Load() - before; n != 3 {
+	if n := counted.Lists.Load() - before; n != 3 {
 		t.Fatalf("the cache's List answered %d of the three other Lists, want all", n)
 	}
 
 	// Watching namespaces, the informers are the cache's of each: its List.
 	nsCl, nsCounted := countingWebhookCluster(ctx, t, []string{a, b}, a)
 	testenv.EventuallyWithin(t, 30*time.Second, "the namespaced cache holding the connections", func() bool {
-		before := nsCounted.lists.Load()
+		before := nsCounted.Lists.Load()
 		got := routedNames(ctx, t, nsCl.GetClient(), "/sheets/ingest/shared")
-		return slices.Equal(got, want) && nsCounted.lists.Load()-before == 1
+		return slices.Equal(got, want) && nsCounted.Lists.Load()-before == 1
 	})
 }

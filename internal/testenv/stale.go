@@ -19,7 +19,9 @@ package testenv
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -39,4 +41,17 @@ func (s StaleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		return nil
 	}
 	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// ListCounting is an informer cache that counts the Lists it answers: a
+// test's way to see which reads reach the cache's List.
+type ListCounting struct {
+	cache.Cache
+	Lists atomic.Int64
+}
+
+// List counts the List and asks Cache.
+func (c *ListCounting) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.Lists.Add(1)
+	return c.Cache.List(ctx, list, opts...)
 }
