@@ -105,22 +105,25 @@ func TestTheWebhooksClientListsARoutesObjectsFromTheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sheetConnection(ctx, t, a, "one", "/sheets/ingest/shared")
-	sheetConnection(ctx, t, b, "two", "/sheets/ingest/shared")
-	sheetConnection(ctx, t, b, "three", "/sheets/ingest/own")
+	// Paths of this run's own: the cluster watches every namespace, and a
+	// run before this one (-count) left its connections in its namespaces.
+	shared, own, moved := "/sheets/ingest/shared-"+a, "/sheets/ingest/own-"+a, "/sheets/ingest/moved-"+a
+	sheetConnection(ctx, t, a, "one", shared)
+	sheetConnection(ctx, t, b, "two", shared)
+	sheetConnection(ctx, t, b, "three", own)
 
 	cl, counted := countingWebhookCluster(ctx, t, nil, a)
 	c := cl.GetClient()
 	want := []string{a + "/one", b + "/two"}
 	testenv.EventuallyWithin(t, 30*time.Second, "the cache holding the connections", func() bool {
-		return slices.Equal(routedNames(ctx, t, cl.GetCache(), "/sheets/ingest/shared"), want)
+		return slices.Equal(routedNames(ctx, t, cl.GetCache(), shared), want)
 	})
 
 	before := counted.Lists.Load()
-	if got := routedNames(ctx, t, c, "/sheets/ingest/shared"); !slices.Equal(got, want) {
+	if got := routedNames(ctx, t, c, shared); !slices.Equal(got, want) {
 		t.Fatalf("the route's List: %v, want %v", got, want)
 	}
-	if got := routedNames(ctx, t, c, "/sheets/ingest/own"); !slices.Equal(got, []string{b + "/three"}) {
+	if got := routedNames(ctx, t, c, own); !slices.Equal(got, []string{b + "/three"}) {
 		t.Fatalf("the route's List: %v, want [%s/three]", got, b)
 	}
 	if n := counted.Lists.Load() - before; n != 0 {
@@ -132,22 +135,22 @@ func TestTheWebhooksClientListsARoutesObjectsFromTheIndex(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: b, Name: "three"}, &three); err != nil {
 		t.Fatal(err)
 	}
-	three.Status.IngestPath = "/sheets/ingest/moved"
+	three.Status.IngestPath = moved
 	if err := env.Client.Status().Update(ctx, &three); err != nil {
 		t.Fatal(err)
 	}
 	testenv.EventuallyWithin(t, 30*time.Second, "the moved path found", func() bool {
-		return slices.Equal(routedNames(ctx, t, c, "/sheets/ingest/moved"), []string{b + "/three"})
+		return slices.Equal(routedNames(ctx, t, c, moved), []string{b + "/three"})
 	})
 
 	// The rest is the cache's List: a miss, a List with copies, one in a
 	// namespace.
 	before = counted.Lists.Load()
-	if got := routedNames(ctx, t, c, "/sheets/ingest/own"); len(got) != 0 {
+	if got := routedNames(ctx, t, c, own); len(got) != 0 {
 		t.Fatalf("the old path: %v, want none", got)
 	}
 	var copied v1alpha1.SheetConnectionList
-	if err := c.List(ctx, &copied, client.MatchingFields{index.RoutePaths: "/sheets/ingest/shared"}); err != nil || len(copied.Items) != 2 {
+	if err := c.List(ctx, &copied, client.MatchingFields{index.RoutePaths: shared}); err != nil || len(copied.Items) != 2 {
 		t.Fatalf("a List with copies: %d items, %v; want 2", len(copied.Items), err)
 	}
 	if err := c.List(ctx, &copied, client.InNamespace(b)); err != nil || len(copied.Items) != 2 {
@@ -161,7 +164,7 @@ func TestTheWebhooksClientListsARoutesObjectsFromTheIndex(t *testing.T) {
 	nsCl, nsCounted := countingWebhookCluster(ctx, t, []string{a, b}, a)
 	testenv.EventuallyWithin(t, 30*time.Second, "the namespaced cache holding the connections", func() bool {
 		before := nsCounted.Lists.Load()
-		got := routedNames(ctx, t, nsCl.GetClient(), "/sheets/ingest/shared")
+		got := routedNames(ctx, t, nsCl.GetClient(), shared)
 		return slices.Equal(got, want) && nsCounted.Lists.Load()-before == 1
 	})
 }
