@@ -242,6 +242,16 @@ func AcrossNamespaces(idx toolscache.Indexer, field, value string) ([]any, error
 	return idx.ByIndex(fieldIndexName(field), allNamespaces+"/"+value)
 }
 
+// OwnIndexer is the index inf keeps itself, to be read without a List:
+// nil where inf keeps none to ask (controller-runtime's informer of a
+// cache of several namespaces, which holds one informer a namespace).
+func OwnIndexer(inf cache.Informer) toolscache.Indexer {
+	if s, ok := inf.(toolscache.SharedIndexInformer); ok {
+		return s.GetIndexer()
+	}
+	return nil
+}
+
 // keys is the informer index function of f: each value as the binary that
 // reads f asks for it, in the object's namespace (the manager's) or
 // across namespaces (the webhook's).

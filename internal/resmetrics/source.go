@@ -20,9 +20,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/switchboard-dev/switchboard/internal/index"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -43,8 +43,8 @@ func (s source) objects(ctx context.Context, k kind) ([]runtime.Object, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list %ss: %w", k.name, err)
 		}
-		if store, ok := inf.(toolscache.SharedIndexInformer); ok {
-			items := store.GetIndexer().List()
+		if idx := index.OwnIndexer(inf); idx != nil {
+			items := idx.List()
 			out := make([]runtime.Object, 0, len(items))
 			for _, o := range items {
 				if o, ok := o.(runtime.Object); ok {

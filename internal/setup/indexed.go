@@ -113,10 +113,7 @@ func (l *indexedLists) indexer(ctx context.Context, out client.ObjectList) tools
 	if err != nil {
 		return nil
 	}
-	var idx toolscache.Indexer
-	if withIndex, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
-		idx = withIndex.GetIndexer()
-	}
+	idx := index.OwnIndexer(inf)
 	l.indexers.Store(t, idx)
 	return idx
 }
