@@ -20,11 +20,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/switchboard-dev/switchboard/internal/index"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/switchboard-dev/switchboard/internal/index"
 )
 
 // source is where a scrape reads the objects: the cache, and the
