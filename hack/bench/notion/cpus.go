@@ -24,11 +24,12 @@ import (
 	"github.com/switchboard-dev/switchboard/hack/internal/local"
 )
 
-// cpuSplit is where the routes table's processes run, said, and undo
-// puts them back on every CPU.
+// cpuSplit is where the routes table's processes run, said, the control
+// plane's processes, and undo, which puts them back on every CPU.
 type cpuSplit struct {
-	said string
-	undo func()
+	said  string
+	plane []int
+	undo  func()
 }
 
 // controlPlane are the command names of envtest's processes, children of
@@ -45,15 +46,15 @@ func splitCPUs(hook int) (cpuSplit, error) {
 	if err != nil {
 		return cpuSplit{}, err
 	}
-	if len(cpus) < 2 {
-		return cpuSplit{said: "one, shared by the control plane and the clients", undo: func() {}}, nil
-	}
 	plane, err := local.Children(os.Getpid(), controlPlane...)
 	if err != nil {
 		return cpuSplit{}, err
 	}
 	if len(plane) != len(controlPlane) {
 		return cpuSplit{}, fmt.Errorf("found %d of the control plane's %d processes (%v) among the bench's children", len(plane), len(controlPlane), controlPlane)
+	}
+	if len(cpus) < 2 {
+		return cpuSplit{said: "one, shared by the control plane and the clients", plane: plane, undo: func() {}}, nil
 	}
 	half := len(cpus) / 2
 	clients := []int{os.Getpid(), hook}
@@ -74,7 +75,8 @@ func splitCPUs(hook int) (cpuSplit, error) {
 		}
 	}
 	return cpuSplit{
-		said: fmt.Sprintf("kube-apiserver and etcd on %v, the bench (every row's client) and bin/webhook on %v, as a cluster's control plane and its workers", cpus[:half], cpus[half:]),
-		undo: undo,
+		plane: plane,
+		said:  fmt.Sprintf("kube-apiserver and etcd on %v, the bench (every row's client) and bin/webhook on %v, as a cluster's control plane and its workers", cpus[:half], cpus[half:]),
+		undo:  undo,
 	}, nil
 }

@@ -123,7 +123,8 @@ func schedule(requests, clients int) (size, rounds int) {
 
 // block is one row's block: its accepted requests' latencies, how many
 // were not accepted, its time, first request sent to last answer read,
-// and the CPU time the machine and the webhook used meanwhile.
+// and the CPU time the machine, the control plane and the webhook used
+// meanwhile.
 type block struct {
 	lat     []time.Duration
 	refused int
@@ -132,19 +133,37 @@ type block struct {
 }
 
 // cpuUse is CPU time used: by every process of the machine (the API
-// server, etcd, the webhook, the bench), and by the webhook alone.
-type cpuUse struct{ machine, hook time.Duration }
+// server, etcd, the webhook, the bench), by the control plane (the API
+// server and etcd), and by the webhook alone.
+type cpuUse struct{ machine, plane, hook time.Duration }
 
-func (a cpuUse) sub(b cpuUse) cpuUse { return cpuUse{a.machine - b.machine, a.hook - b.hook} }
-func (a cpuUse) add(b cpuUse) cpuUse { return cpuUse{a.machine + b.machine, a.hook + b.hook} }
+func (a cpuUse) sub(b cpuUse) cpuUse {
+	return cpuUse{a.machine - b.machine, a.plane - b.plane, a.hook - b.hook}
+}
+func (a cpuUse) add(b cpuUse) cpuUse {
+	return cpuUse{a.machine + b.machine, a.plane + b.plane, a.hook + b.hook}
+}
 
-// cpuMeter reads the CPU time used so far by the machine and by the
-// webhook's process.
+// per is u over n requests.
+func (a cpuUse) per(n int) cpuUse {
+	d := time.Duration(n)
+	return cpuUse{a.machine / d, a.plane / d, a.hook / d}
+}
+
+// cpuMeter reads the CPU time used so far by the machine, the control
+// plane and the webhook's process.
 type cpuMeter func() cpuUse
 
-// processMeter is the meter of the machine and of hook.
-func processMeter(hook *local.Process) cpuMeter {
-	return func() cpuUse { return cpuUse{machine: local.MachineBusy(), hook: hook.CPUTime()} }
+// processMeter is the meter of the machine, of the control plane's
+// processes and of hook.
+func processMeter(plane []int, hook *local.Process) cpuMeter {
+	return func() cpuUse {
+		u := cpuUse{machine: local.MachineBusy(), hook: hook.CPUTime()}
+		for _, pid := range plane {
+			u.plane += local.CPUTimeOf(pid)
+		}
+		return u
+	}
 }
 
 // rate is the block's accepted requests a second.
@@ -287,8 +306,8 @@ func pooledRate(blocks []block) float64 {
 	return float64(n) / took.Seconds()
 }
 
-// cpuPerRequest is the machine's and the webhook's CPU time per
-// accepted request over blocks.
+// cpuPerRequest is the machine's, the control plane's and the webhook's
+// CPU time per accepted request over blocks.
 func cpuPerRequest(blocks []block) cpuUse {
 	n, used := 0, cpuUse{}
 	for _, b := range blocks {
@@ -297,7 +316,7 @@ func cpuPerRequest(blocks []block) cpuUse {
 	if n == 0 {
 		return cpuUse{}
 	}
-	return cpuUse{used.machine / time.Duration(n), used.hook / time.Duration(n)}
+	return used.per(n)
 }
 
 // toBaseline is row k's pooled rate over the baseline's (row 0), its

@@ -60,7 +60,7 @@ func TestTurnsSendEachRowInTheRoundsOrder(t *testing.T) {
 		rows[k].prepare = func(page string) func() (bool, error) {
 			return func() (bool, error) {
 				sent = append(sent, fmt.Sprintf("%d:%s", k, page))
-				cpu = cpu.add(cpuUse{machine: 1 + 10*timeUnit(k), hook: timeUnit(k)})
+				cpu = cpu.add(cpuUse{machine: 1 + 10*timeUnit(k), plane: 5 * timeUnit(k), hook: timeUnit(k)})
 				return k != 3, nil // row 3's requests are refused
 			}
 		}
@@ -90,7 +90,7 @@ func TestTurnsSendEachRowInTheRoundsOrder(t *testing.T) {
 		if len(b.lat) != accepted || b.refused != refused {
 			t.Errorf("row %d: %d accepted, %d refused; want %d, %d", k, len(b.lat), b.refused, accepted, refused)
 		}
-		if want := (cpuUse{machine: 2 * (1 + 10*timeUnit(k)), hook: 2 * timeUnit(k)}); b.cpu != want {
+		if want := (cpuUse{machine: 2 * (1 + 10*timeUnit(k)), plane: 10 * timeUnit(k), hook: 2 * timeUnit(k)}); b.cpu != want {
 			t.Errorf("row %d: CPU %v, want %v", k, b.cpu, want)
 		}
 		var sum time.Duration

@@ -62,10 +62,10 @@ func printMixHeader(requests int, split string) {
 	fmt.Printf("to baseline: the row's rate over bare creates' (row a, client-go's HTTP/2). [lo–hi]: 2.5th–97.5th percentile of that ratio over %d\n", resamplings)
 	fmt.Println("  resamplings of the rounds with replacement (a round's two blocks kept together). rounds: the median of the rounds' own ratios.")
 	fmt.Println("CPU ms/req: CPU time the whole machine used during the row's blocks (at one client, during its requests): API server, etcd,")
-	fmt.Println("  webhook, bench (/proc/stat); per accepted request, and [the least–the most of its blocks]; webhook: bin/webhook's own share")
-	fmt.Println("  (/proc/PID/stat).")
-	fmt.Printf("%-8s %-38s %8s %8s %8s %8s %8s %8s %20s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s",
-		"CPU ms/req [blocks]", "webhook", "to baseline [lo–hi] / rounds (≥ 0.9)")
+	fmt.Println("  webhook, bench (/proc/stat); per accepted request, and [the least–the most of its blocks]; plane: the API server's and etcd's")
+	fmt.Println("  share, webhook: bin/webhook's (/proc/PID/stat).")
+	fmt.Printf("%-8s %-38s %8s %8s %8s %8s %8s %8s %20s %6s %8s   %s\n", "clients", "row", "accepted", "p50", "p95", "p99", "mean", "rate/s",
+		"CPU ms/req [blocks]", "plane", "webhook", "to baseline [lo–hi] / rounds (≥ 0.9)")
 }
 
 // printMix prints one client count's rows, the baseline first.
@@ -84,8 +84,8 @@ func printMix(clients int, rows []routeRow, rb rowBlocks) {
 			ratio = fmt.Sprintf("%.2f [%.2f–%.2f] / %.2f", v, lo, hi, med)
 		}
 		cpu := cpuPerRequest(rb[k])
-		fmt.Printf("%-8d %-38s %8d %8s %8s %8s %8s %8.0f %20s %8.2f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
-			meanMs(lat), pooledRate(rb[k]), fmt.Sprintf("%.2f [%s]", ms(cpu.machine), blockSpread(rb[k])), ms(cpu.hook), ratio)
+		fmt.Printf("%-8d %-38s %8d %8s %8s %8s %8s %8.0f %20s %6.2f %8.2f   %s", clients, r.name, len(lat), bench.PctMs(lat, 50), bench.PctMs(lat, 95), bench.PctMs(lat, 99),
+			meanMs(lat), pooledRate(rb[k]), fmt.Sprintf("%.2f [%s]", ms(cpu.machine), blockSpread(rb[k])), ms(cpu.plane), ms(cpu.hook), ratio)
 		if refused > 0 {
 			fmt.Printf("   (%d not accepted)", refused)
 		}

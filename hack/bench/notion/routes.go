@@ -147,7 +147,7 @@ func routesTable(ctx context.Context, cfg *rest.Config, c client.Client, ni *v1a
 	}
 	var seq, eventSeq atomic.Int64
 	rows := routeRows(ctx, c, bare11, ni, auto, ev, &eventSeq)
-	meter := processMeter(hook)
+	meter := processMeter(split.plane, hook)
 	for _, clients := range routeClients {
 		page := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", clients, seq.Add(1)) }
 		size, rounds := schedule(requests, clients)

@@ -172,11 +172,14 @@ func StatFields(pid int) ([]string, error) {
 	return strings.Fields(s[i+1:]), nil
 }
 
-// CPUTime is the CPU time the process has used, user and system
+// CPUTime is the CPU time the process has used (CPUTimeOf).
+func (p *Process) CPUTime() time.Duration { return CPUTimeOf(p.Pid()) }
+
+// CPUTimeOf is the CPU time process pid has used, user and system
 // (/proc/PID/stat), to 1/100 s; -1 when it cannot be read.
-func (p *Process) CPUTime() time.Duration {
+func CPUTimeOf(pid int) time.Duration {
 	// utime and stime are the 12th and 13th fields after the command.
-	f, err := StatFields(p.Pid())
+	f, err := StatFields(pid)
 	if err != nil || len(f) < 13 {
 		return -1
 	}
