@@ -144,7 +144,7 @@ func (a cpuUse) add(b cpuUse) cpuUse {
 	return cpuUse{a.machine + b.machine, a.plane + b.plane, a.hook + b.hook}
 }
 
-// per is u over n requests.
+// per is a over n requests.
 func (a cpuUse) per(n int) cpuUse {
 	d := time.Duration(n)
 	return cpuUse{a.machine / d, a.plane / d, a.hook / d}
